@@ -1,0 +1,73 @@
+"""The ``rltop`` command: parse arguments, dispatch to `rltop.commands`, turn errors into exit codes.
+
+Exit codes: 0 success (snapshot: healthy), 1 snapshot found a finding at or above ``--fail-on``,
+2 usage or input errors (one line on stderr, never a traceback). ``rltop [PATH...]`` without a
+subcommand opens the dashboard (the ``app`` command).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from rltop import __version__
+from rltop.commands import COMMAND_MODULES
+from rltop.commands.common import EXIT_OK, EXIT_USAGE, UsageError, error_line
+
+DEFAULT_COMMAND = "app"
+
+
+def _command_module(name: str):
+    return importlib.import_module(f"rltop.commands.{name}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="rltop",
+        description="top for RL training of language models: watch TRL TensorBoard logs. "
+        "`rltop [PATH...]` opens the live dashboard (default PATH: .).",
+        epilog="exit codes: 0 ok, 1 snapshot found findings at --fail-on or worse, 2 usage or input error",
+    )
+    parser.add_argument("--version", action="version", version=f"rltop {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        _command_module(name).add_parser(sub)
+    return parser
+
+
+def _with_default_command(argv: list[str]) -> list[str]:
+    """``rltop ./logs`` means ``rltop app ./logs``; ``rltop --help`` stays the global help."""
+    if argv and (argv[0] in COMMAND_MODULES or argv[0] in ("-h", "--help", "--version")):
+        return argv
+    return [DEFAULT_COMMAND, *argv]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``rltop`` console script and ``python -m rltop``."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(_with_default_command(args_list))
+    try:
+        return _command_module(args.command).run(args)
+    except BrokenPipeError:
+        # `rltop export ... | head`: the reader left; that is not an error of ours.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except (UsageError, ValueError, OSError) as error:
+        error_line(_one_line(error))
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error) or type(error).__name__
+    return " ".join(text.split())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""What every subcommand shares: exit codes, one-line messages, path and filter arguments."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit code 2."""
+
+
+def add_paths(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    """The PATH... positional: log directories, run directories or event files."""
+    parser.add_argument(
+        "paths",
+        nargs="+" if required else "*",
+        metavar="PATH",
+        help="log directory, run directory or event file" + ("" if required else " (default: .)"),
+    )
+
+
+def add_filters(parser: argparse.ArgumentParser) -> None:
+    """``--tags`` and ``--runs`` regular-expression filters."""
+    parser.add_argument("--tags", metavar="REGEX", help="only tags matching this regular expression")
+    parser.add_argument("--runs", metavar="REGEX", help="only runs whose name matches this regex")
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr."""
+    print(f"rltop: warning: {message}", file=sys.stderr)
+
+
+def error_line(message: str) -> None:
+    """One error line on stderr."""
+    print(f"rltop: error: {message}", file=sys.stderr)
+
+
+def load_or_fail(paths: list[str], tags: str | None, runs: str | None):
+    """Load every run under ``paths``; UsageError when there is no event file at all."""
+    from rltop.ingest.loader import load
+
+    result = load(paths, tags=tags, runs=runs)
+    for problem in result.problems:
+        warn(problem)
+    if not result.discovery.runs:
+        where = ", ".join(result.discovery.roots)
+        raise UsageError(f"no event files (events.out.tfevents.*) found under {where}")
+    return result

@@ -1,0 +1,42 @@
+"""``rltop export PATH... --format csv|jsonl``: every point to stdout, sorted by run, tag, step."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rltop.commands.common import EXIT_OK, add_filters, add_paths, load_or_fail
+
+NAME = "export"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register ``export``."""
+    parser = sub.add_parser(
+        NAME,
+        help="print every point as CSV or JSON Lines",
+        description="Print every scalar point, sorted by run, tag and step "
+        "(CSV header run,tag,step,wall_time,value; JSONL objects with those keys).",
+    )
+    add_paths(parser)
+    parser.add_argument("--format", choices=("csv", "jsonl"), default="csv", help="default: csv")
+    add_filters(parser)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load everything, then print it in batches of lines."""
+    from rltop.report.export import export_lines
+
+    result = load_or_fail(args.paths, args.tags, args.runs)
+    out = sys.stdout
+    batch: list[str] = []
+    for line in export_lines(result.store, args.format):
+        batch.append(line)
+        if len(batch) >= 8192:
+            out.write("\n".join(batch) + "\n")
+            batch.clear()
+    if batch:
+        out.write("\n".join(batch) + "\n")
+    out.flush()
+    return EXIT_OK

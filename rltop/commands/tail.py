@@ -1,0 +1,21 @@
+"""``rltop tail``: placeholder until its issue lands (replaced by the module of that issue)."""
+
+from __future__ import annotations
+
+import argparse
+
+from rltop.commands.common import UsageError, add_paths
+
+NAME = "tail"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register ``tail``."""
+    parser = sub.add_parser(NAME, help="(not available yet)")
+    add_paths(parser, required=False)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Not built yet."""
+    raise UsageError("'rltop tail' is not available in this build yet")

@@ -1,0 +1,128 @@
+"""Find the runs under the paths a user gives: a run is a directory that directly holds event files.
+
+A run's name is its directory relative to the root it was found under (with several roots, the
+root's own name comes first, so names stay unique). Files of one run are read in the order of the
+timestamp in their names (restarts and several writers), which is the order they were started.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+EVENT_PREFIX = "events.out.tfevents."
+_TIMESTAMP = re.compile(r"^events\.out\.tfevents\.(\d+(?:\.\d+)?)")
+
+
+class DiscoveryError(ValueError):
+    """A path the user gave cannot be used at all (missing, unreadable)."""
+
+
+@dataclass
+class RunSource:
+    """One run directory and its event files in reading order."""
+
+    name: str
+    directory: str
+    files: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Discovery:
+    """The runs found, plus warnings about what was skipped and where rltop looked."""
+
+    runs: list[RunSource] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    roots: list[str] = field(default_factory=list)
+
+
+def is_event_file(name: str) -> bool:
+    """True for TensorBoard event file names (``events.out.tfevents.<time>.<host>...``)."""
+    return name.startswith(EVENT_PREFIX) and not name.endswith((".tmp", ".swp", "~"))
+
+
+def event_file_order(name: str) -> tuple[float, str]:
+    """Sort key: the writer's start time from the file name, then the name itself."""
+    match = _TIMESTAMP.match(name)
+    return (float(match.group(1)) if match else float("inf"), name)
+
+
+def check_paths(paths: list[str]) -> None:
+    """Raise `DiscoveryError` for a path that does not exist or cannot be read."""
+    for path in paths:
+        if not os.path.exists(path):
+            raise DiscoveryError(f"{path}: no such file or directory")
+        if not os.access(path, os.R_OK) or (os.path.isdir(path) and not os.access(path, os.X_OK)):
+            raise DiscoveryError(f"{path}: permission denied")
+
+
+def discover(paths: list[str]) -> Discovery:
+    """Find every run under ``paths`` (directories, run directories or single event files)."""
+    check_paths(paths)
+    result = Discovery(roots=[os.path.abspath(p) for p in paths])
+    runs: dict[str, RunSource] = {}
+    prefix_roots = len(paths) > 1
+    for path in paths:
+        label = _root_label(path) if prefix_roots else ""
+        if os.path.isfile(path):
+            _add_single_file(path, label, runs, result)
+        else:
+            _walk(path, label, runs, result)
+    for run in runs.values():
+        run.files.sort(key=lambda f: event_file_order(os.path.basename(f)))
+    result.runs = sorted(runs.values(), key=lambda r: r.name)
+    return result
+
+
+def _root_label(path: str) -> str:
+    return os.path.basename(os.path.normpath(os.path.abspath(path))) or "/"
+
+
+def _join_name(label: str, relative: str) -> str:
+    relative = "" if relative == "." else relative.replace(os.sep, "/")
+    if label and relative:
+        return f"{label}/{relative}"
+    return label or relative
+
+
+def _add_single_file(path: str, label: str, runs: dict[str, RunSource], result: Discovery) -> None:
+    if not is_event_file(os.path.basename(path)):
+        result.problems.append(f"{path}: not a TensorBoard event file (events.out.tfevents.*); skipped")
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    name = label or os.path.basename(directory)
+    run = runs.setdefault(directory, RunSource(name=name, directory=directory))
+    run.files.append(os.path.abspath(path))
+
+
+def _walk(root: str, label: str, runs: dict[str, RunSource], result: Discovery) -> None:
+    root_abs = os.path.abspath(root)
+    seen: set[tuple[int, int]] = set()
+
+    def on_error(error: OSError) -> None:
+        result.problems.append(f"{error.filename}: cannot list directory ({error.strerror}); skipped")
+
+    for directory, subdirs, files in os.walk(root_abs, onerror=on_error, followlinks=True):
+        try:
+            stat = os.stat(directory)
+        except OSError:
+            subdirs[:] = []
+            continue
+        key = (stat.st_dev, stat.st_ino)
+        if key in seen:
+            result.problems.append(f"{directory}: symlink loop or repeated directory; skipped")
+            subdirs[:] = []
+            continue
+        seen.add(key)
+        subdirs.sort()
+        events = [f for f in files if is_event_file(f)]
+        if not events:
+            continue
+        relative = os.path.relpath(directory, root_abs)
+        name = _join_name(label, relative) or os.path.basename(root_abs)
+        run = runs.setdefault(directory, RunSource(name=name, directory=directory))
+        for file in events:
+            full = os.path.join(directory, file)
+            if os.path.isfile(full):
+                run.files.append(full)

@@ -1,0 +1,188 @@
+"""TFRecord framing: find every complete record in a byte buffer, fast and defensively.
+
+A record is ``[u64 length][u32 masked crc32c(length)][payload][u32 masked crc32c(payload)]``.
+A plain Python walk over frames tops out near 3M records/s, so the common case is vectorised:
+
+1. candidates are the byte positions ``p`` whose payload would start with ``0x09`` (an Event's
+   ``wall_time`` field, which writers always serialise first), whose length fits the buffer, and
+   whose length CRC checks (computed once per distinct length);
+2. where each candidate's end is the next candidate's start the chain is proven and taken whole;
+3. a Python walk runs only where the chain breaks: events of another shape, damage, and the tail.
+
+A length-CRC mismatch is "not written yet" when no valid record follows it (the writer is in the
+middle of a record, or a network file system shows zero-filled space before the data), and
+corruption when one does: the scan then resynchronises on that next valid record and reports the
+skipped span once. Payload CRCs are checked on demand (``verify_payload``) or where damage makes a
+record suspect, which keeps bulk loads fast (the same trade TensorBoard's Rust reader makes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rltop.ingest.crc import masked_crc32c_rows
+
+HEADER = 12  # u64 length + u32 length crc
+OVERHEAD = 16  # header + u32 payload crc
+MAX_RECORD = 1 << 31  # a larger length is treated as damage, never allocated
+
+
+@dataclass
+class FrameScan:
+    """The complete records found in a buffer and how far the buffer was consumed."""
+
+    payload_starts: np.ndarray  # int64 offsets of each payload in the buffer
+    payload_lengths: np.ndarray  # int64
+    consumed: int  # bytes up to which the buffer is fully processed
+    damage: list[tuple[int, int]] = field(default_factory=list)  # (offset, bytes skipped)
+
+
+def strided_view(buf: bytes | memoryview, dtype: str) -> np.ndarray:
+    """A view where element i is the ``dtype`` value stored at byte i (stride 1, no copy)."""
+    size = np.dtype(dtype).itemsize
+    count = len(buf) - size + 1
+    if count <= 0:
+        return np.empty(0, dtype=dtype)
+    return np.ndarray(shape=(count,), dtype=dtype, buffer=buf, offset=0, strides=(1,))
+
+
+def scan_frames(data: bytes, verify_payload: bool = False) -> FrameScan:
+    """Find the complete, valid records of ``data`` (which starts on a record boundary)."""
+    n = len(data)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    u64 = strided_view(data, "<u8")
+    u32 = strided_view(data, "<u4")
+    starts, lengths = _candidates(buf, u64, u32, n)
+    ends = starts + OVERHEAD + lengths
+    breaks = np.flatnonzero(ends[:-1] != starts[1:]) if starts.size > 1 else np.empty(0, np.int64)
+
+    found_starts: list[np.ndarray] = []
+    found_lengths: list[np.ndarray] = []
+    damage: list[tuple[int, int]] = []
+    suspects: list[int] = []  # record starts followed by damage: their payload CRC gets checked
+    pos = 0
+    while pos < n:
+        j = int(np.searchsorted(starts, pos))
+        if j < starts.size and starts[j] == pos:
+            b = int(np.searchsorted(breaks, j))
+            last = int(breaks[b]) if b < breaks.size else starts.size - 1
+            found_starts.append(starts[j : last + 1])
+            found_lengths.append(lengths[j : last + 1])
+            pos = int(ends[last])
+            continue
+        if n - pos < HEADER:
+            break  # header not complete yet
+        length = int(u64[pos])
+        header_ok = length < MAX_RECORD and _length_crc_ok(data, pos, length, int(u32[pos + 8]))
+        if header_ok:
+            if pos + OVERHEAD + length > n:
+                break  # payload not written yet
+            found_starts.append(np.array([pos], dtype=np.int64))
+            found_lengths.append(np.array([length], dtype=np.int64))
+            pos += OVERHEAD + length
+            continue
+        resync = _next_valid_record(data, buf, u64, u32, pos + 1, starts)
+        if resync is None:
+            break  # nothing valid after it: most likely a record still being written
+        damage.append((pos, resync - pos))
+        if found_starts:
+            suspects.append(int(found_starts[-1][-1]))
+        pos = resync
+
+    record_starts = np.concatenate(found_starts) if found_starts else np.empty(0, np.int64)
+    record_lengths = np.concatenate(found_lengths) if found_lengths else np.empty(0, np.int64)
+    keep = _payload_checks(buf, u32, record_starts, record_lengths, verify_payload, suspects)
+    if keep is not None:
+        for bad in np.flatnonzero(~keep).tolist():
+            damage.append((int(record_starts[bad]), int(OVERHEAD + record_lengths[bad])))
+        record_starts, record_lengths = record_starts[keep], record_lengths[keep]
+    damage.sort()
+    return FrameScan(record_starts + HEADER, record_lengths, pos, damage)
+
+
+def _candidates(buf: np.ndarray, u64: np.ndarray, u32: np.ndarray, n: int):
+    """Record starts whose payload begins with 0x09, that fit, and whose length CRC checks."""
+    if n < OVERHEAD + 1:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    cand = np.flatnonzero(buf[HEADER:] == 0x09).astype(np.int64)
+    lengths = u64[cand].astype(np.int64, copy=False) if cand.size else np.empty(0, np.int64)
+    fits = (u64[cand] < MAX_RECORD) & (cand + OVERHEAD + lengths <= n)
+    cand, lengths = cand[fits], lengths[fits]
+    if cand.size == 0:
+        return cand, lengths
+    return _filter_length_crc(u32, cand, lengths)
+
+
+def _filter_length_crc(u32: np.ndarray, starts: np.ndarray, lengths: np.ndarray):
+    """Keep the (start, length) pairs whose stored length CRC matches."""
+    unique, inverse = np.unique(lengths, return_inverse=True)
+    raw = np.ascontiguousarray(unique.astype("<u8")).view(np.uint8)
+    crcs = masked_crc32c_rows(raw, np.arange(unique.size, dtype=np.int64) * 8, np.full(unique.size, 8))
+    ok = crcs[inverse] == u32[starts + 8]
+    return starts[ok], lengths[ok]
+
+
+def _length_crc_ok(data: bytes, pos: int, length: int, stored: int) -> bool:
+    raw = np.frombuffer(data, dtype=np.uint8, count=8, offset=pos)
+    return int(masked_crc32c_rows(raw, np.zeros(1, np.int64), np.array([8]))[0]) == stored
+
+
+def _next_valid_record(data, buf, u64, u32, start: int, starts: np.ndarray) -> int | None:
+    """The first position >= start holding a whole record whose two CRCs check, or None."""
+    # Most damage sits between ordinary scalar records: the first candidate whose payload CRC
+    # checks bounds the search, then the general scan looks for any record shape before it.
+    later = starts[np.searchsorted(starts, start) :]
+    for first in range(0, later.size, _RESYNC_BATCH):
+        batch = later[first : first + _RESYNC_BATCH]
+        lengths = u64[batch].astype(np.int64)
+        good = masked_crc32c_rows(buf, batch + HEADER, lengths) == u32[batch + HEADER + lengths]
+        hits = np.flatnonzero(good)
+        if hits.size:
+            candidate = int(batch[hits[0]])
+            general = _general_resync(data, u64, u32, buf, start, candidate)
+            return candidate if general is None else general
+    return _general_resync(data, u64, u32, buf, start, len(data))
+
+
+_RESYNC_BATCH = 64
+_RESYNC_WINDOW = 1 << 22
+
+
+def _general_resync(data, u64, u32, buf, start: int, stop: int) -> int | None:
+    """Any record start in [start, stop) (any payload shape) with both CRCs valid."""
+    n = len(data)
+    last = min(stop, n - OVERHEAD)
+    for window in range(start, last, _RESYNC_WINDOW):
+        pos = np.arange(window, min(window + _RESYNC_WINDOW, last), dtype=np.int64)
+        lengths = u64[pos]
+        fits = (lengths < MAX_RECORD) & (pos + OVERHEAD + lengths.astype(np.int64) <= n)
+        pos, lengths = pos[fits], lengths[fits].astype(np.int64)
+        if pos.size == 0:
+            continue
+        pos, lengths = _filter_length_crc(u32, pos, lengths)
+        for p, length in zip(pos.tolist(), lengths.tolist()):
+            crc = masked_crc32c_rows(buf, np.array([p + HEADER]), np.array([length]))[0]
+            if int(crc) == int(u32[p + HEADER + length]):
+                return p
+    return None
+
+
+def _payload_checks(buf, u32, starts, lengths, verify_all: bool, suspects: list[int]):
+    """A keep-mask after payload CRC checks, or None when nothing needed checking."""
+    if starts.size == 0:
+        return None
+    if verify_all:
+        rows = np.arange(starts.size)
+    elif suspects:
+        rows = np.searchsorted(starts, np.array(suspects, dtype=np.int64))
+    else:
+        return None
+    crcs = masked_crc32c_rows(buf, starts[rows] + HEADER, lengths[rows])
+    bad = crcs != u32[starts[rows] + HEADER + lengths[rows]]
+    if not bad.any():
+        return None
+    keep = np.ones(starts.size, dtype=bool)
+    keep[rows[bad]] = False
+    return keep

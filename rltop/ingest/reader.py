@@ -1,0 +1,97 @@
+"""Incremental reading of one ``events.out.tfevents.*`` file from a byte offset.
+
+The reader remembers how far it has read and the bytes of a record still being written, so each
+call costs only what was appended since (live tailing reads a few KB, a first load reads the file
+in large windows). It never raises on damaged or half-written data: problems come back as text.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from rltop.ingest.bulk import DecodedBatch, decode_records
+from rltop.ingest.frames import scan_frames
+
+DEFAULT_WINDOW = 16 << 20  # bytes per read: bounds memory and page faults on huge logs
+VERIFY_ALL_BELOW = 4 << 20  # reads smaller than this (the live tail) check every payload CRC
+
+
+@dataclass
+class ReadResult:
+    """What one `EventFileReader.read` call produced."""
+
+    decoded: DecodedBatch = field(default_factory=DecodedBatch)
+    problems: list[str] = field(default_factory=list)
+    bytes_read: int = 0
+    more: bool = False  # the file holds more bytes than this call read (call again)
+    restarted: bool = False  # the file shrank or was replaced: everything was read anew
+
+
+class EventFileReader:
+    """Reads the records appended to one event file since the previous call."""
+
+    def __init__(self, path: str, window: int = DEFAULT_WINDOW) -> None:
+        self.path = path
+        self.window = window
+        self.offset = 0  # file position up to which bytes were read (pending included)
+        self._pending = b""  # bytes of an incomplete record at the end of what was read
+        self._identity: tuple[int, int] | None = None
+        self._plugins: dict[str, str] = {}
+        self._reported_stuck: int | None = None
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes read but not yet decodable (a record the writer has not finished)."""
+        return len(self._pending)
+
+    def read(self) -> ReadResult:
+        """Read and decode what was appended since the last call (at most one window)."""
+        result = ReadResult()
+        try:
+            with open(self.path, "rb") as handle:
+                stat = os.fstat(handle.fileno())
+                identity = (stat.st_dev, stat.st_ino)
+                if self._identity is not None and (
+                    identity != self._identity or stat.st_size < self.offset
+                ):
+                    reason = "was replaced" if identity != self._identity else "shrank"
+                    result.problems.append(f"{self.path}: file {reason}; reading it again from the start")
+                    self._reset()
+                    result.restarted = True
+                self._identity = identity
+                if stat.st_size <= self.offset:
+                    return result
+                handle.seek(self.offset)
+                new = handle.read(self.window)
+                result.more = self.offset + len(new) < stat.st_size
+        except OSError as error:
+            result.problems.append(f"{self.path}: cannot read: {error.strerror or error}")
+            return result
+        result.bytes_read = len(new)
+        base = self.offset - len(self._pending)  # file offset of data[0]
+        data = self._pending + new
+        self.offset += len(new)
+        scan = scan_frames(data, verify_payload=len(new) < VERIFY_ALL_BELOW)
+        for where, skipped in scan.damage:
+            result.problems.append(
+                f"{self.path}: corrupt data at byte {base + where} ({skipped} bytes skipped); "
+                "resynchronised on the next valid record"
+            )
+        result.decoded = decode_records(data, scan.payload_starts, scan.payload_lengths, self._plugins)
+        for start in result.decoded.bad_records:
+            result.problems.append(f"{self.path}: undecodable event at byte {base + start - 12}; skipped")
+        self._pending = data[scan.consumed :]
+        if base == 0 and scan.consumed == 0 and len(data) >= 16 and not result.more:
+            # Nothing valid from the first byte on: say so once, but keep waiting in case the
+            # writer is still producing its first record (it normally writes 88 bytes at once).
+            if self._reported_stuck != base:
+                result.problems.append(f"{self.path}: no valid TFRecord at the start; not an event file?")
+                self._reported_stuck = base
+        return result
+
+    def _reset(self) -> None:
+        self.offset = 0
+        self._pending = b""
+        self._plugins.clear()
+        self._reported_stuck = None

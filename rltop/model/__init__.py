@@ -1,0 +1,1 @@
+"""Runs and their series (columnar numpy), value formatting. No Textual, no Rich."""

@@ -1,0 +1,153 @@
+"""Columnar storage of one scalar tag: steps, wall times and values as numpy arrays.
+
+A `Series` grows by amortised doubling, so appending a batch of k points costs O(k) whatever the
+length of the history. NaN and ±Inf are stored as they are: they matter to the health rules.
+
+Out-of-order steps follow TensorBoard's per-tag purge (``EventAccumulator``'s
+``_CheckForOutOfOrderStepAndMaybePurge``): when a point arrives whose step is *smaller* than the
+last step of its tag (a restart from an earlier checkpoint), every point of that tag with a step
+greater than or equal to the new step is discarded first, so the series shows the restarted
+trajectory, not both. Equal steps are kept side by side (transformers logs ``train/epoch`` twice at
+the last step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+_MIN_CAPACITY = 64
+
+
+@dataclass(frozen=True)
+class Points:
+    """A read-only view of some points of a series (three equal-length columns)."""
+
+    steps: np.ndarray
+    wall_times: np.ndarray
+    values: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.steps.shape[0])
+
+
+class Series:
+    """All points of one tag of one run, in arrival order with restarts purged."""
+
+    __slots__ = ("tag", "_steps", "_walls", "_values", "_size", "single_precision", "purged")
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+        self._steps = np.empty(0, dtype=np.int64)
+        self._walls = np.empty(0, dtype=np.float64)
+        self._values = np.empty(0, dtype=np.float64)
+        self._size = 0
+        # True while every value came from a float32 field (simple_value, DT_FLOAT tensors):
+        # exporters then print the shortest float32 repr, which is what the writer logged.
+        self.single_precision = True
+        # How many points restarts have discarded so far (shown to the user, never silent).
+        self.purged = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    @property
+    def steps(self) -> np.ndarray:
+        """Steps of all points (a view; do not modify)."""
+        return self._steps[: self._size]
+
+    @property
+    def wall_times(self) -> np.ndarray:
+        """Wall times (seconds since the epoch) of all points (a view)."""
+        return self._walls[: self._size]
+
+    @property
+    def values(self) -> np.ndarray:
+        """Values of all points as float64, NaN and ±Inf included (a view)."""
+        return self._values[: self._size]
+
+    def points(self, start: int = 0) -> Points:
+        """The points from index ``start`` on, as one `Points` view."""
+        end = self._size
+        return Points(self._steps[start:end], self._walls[start:end], self._values[start:end])
+
+    @property
+    def last_step(self) -> int | None:
+        """The step of the last point, or None for an empty series."""
+        return int(self._steps[self._size - 1]) if self._size else None
+
+    def append(
+        self,
+        steps: np.ndarray,
+        wall_times: np.ndarray,
+        values: np.ndarray,
+        single_precision: bool = True,
+    ) -> int:
+        """Append points in arrival order and return the index of the first point that changed.
+
+        The returned index lets consumers re-read only what is new (it is smaller than the old
+        length when a restart purged points).
+        """
+        steps = np.asarray(steps, dtype=np.int64)
+        count = int(steps.shape[0])
+        if count == 0:
+            return self._size
+        wall_times = np.asarray(wall_times, dtype=np.float64)
+        values = np.asarray(values, dtype=np.float64)
+        self.single_precision = self.single_precision and single_precision
+        first_changed = self._size
+        # Fast path: the batch does not go backwards, within itself or against the history.
+        if (self._size == 0 or steps[0] >= self._steps[self._size - 1]) and (
+            count == 1 or bool(np.all(steps[1:] >= steps[:-1]))
+        ):
+            self._extend(steps, wall_times, values)
+            return first_changed
+        for i in _restart_points(steps):
+            chunk = slice(i[0], i[1])
+            first_changed = min(first_changed, self._purge_from(int(steps[chunk.start])))
+            self._extend(steps[chunk], wall_times[chunk], values[chunk])
+        return first_changed
+
+    def _purge_from(self, step: int) -> int:
+        """Drop every point whose step is >= ``step`` if ``step`` goes backwards; return new size."""
+        if self._size and step < self._steps[self._size - 1]:
+            keep = self._steps[: self._size] < step
+            kept = int(np.count_nonzero(keep))
+            self.purged += self._size - kept
+            for column in (self._steps, self._walls, self._values):
+                column[:kept] = column[: self._size][keep]
+            self._size = kept
+        return self._size
+
+    def _extend(self, steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> None:
+        count = int(steps.shape[0])
+        needed = self._size + count
+        if needed > self._steps.shape[0]:
+            self._grow(needed)
+        end = needed
+        self._steps[self._size : end] = steps
+        self._walls[self._size : end] = walls
+        self._values[self._size : end] = values
+        self._size = end
+
+    def _grow(self, needed: int) -> None:
+        # An empty series adopts an exact-size first batch (a bulk load then costs no slack);
+        # later growth doubles, which keeps appends amortised O(1) per point.
+        capacity = needed if self._size == 0 else max(needed, 2 * self._steps.shape[0], _MIN_CAPACITY)
+        for name in ("_steps", "_walls", "_values"):
+            old = getattr(self, name)
+            new = np.empty(capacity, dtype=old.dtype)
+            new[: self._size] = old[: self._size]
+            setattr(self, name, new)
+
+    def nbytes(self) -> int:
+        """Bytes held by the three columns, spare capacity included."""
+        return int(self._steps.nbytes + self._walls.nbytes + self._values.nbytes)
+
+
+def _restart_points(steps: np.ndarray) -> list[tuple[int, int]]:
+    """Split a batch into runs that never go backwards: [(start, end), ...]."""
+    backwards = np.flatnonzero(steps[1:] < steps[:-1]) + 1
+    bounds = [0, *backwards.tolist(), int(steps.shape[0])]
+    return list(zip(bounds[:-1], bounds[1:]))

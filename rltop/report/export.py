@@ -1,0 +1,66 @@
+"""``rltop export``/``rltop tail`` lines: every point as CSV or JSON Lines, values exact.
+
+Columns/keys: ``run,tag,step,wall_time,value``. Values are the shortest text that reads back to
+the stored number (`rltop.model.values`). In JSON Lines non-finite values are the strings
+``"nan"``, ``"inf"`` and ``"-inf"`` (JSON has no NaN; strings keep every line valid for ``jq``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+
+from rltop.model.run import Store
+from rltop.model.series import Points, Series
+from rltop.model.values import format_steps, format_values
+
+CSV_HEADER = "run,tag,step,wall_time,value"
+FORMATS = ("csv", "jsonl")
+_NON_FINITE = {"nan", "inf", "-inf"}
+
+
+def csv_field(text: str) -> str:
+    """One CSV field, quoted only when it must be (commas, quotes, line breaks)."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="").writerow([text])
+    return buffer.getvalue()
+
+
+def format_points(run: str, tag: str, points: Points, single: bool, fmt: str) -> Iterator[str]:
+    """Lines (without newline) for some points of one series, in the given order."""
+    steps = format_steps(points.steps)
+    walls = format_values(points.wall_times, single_precision=False)
+    values = format_values(points.values, single_precision=single)
+    if fmt == "csv":
+        prefix = f"{csv_field(run)},{csv_field(tag)},"
+        for step, wall, value in zip(steps, walls, values):
+            yield f"{prefix}{step},{wall},{value}"
+        return
+    head = f'{{"run": {json.dumps(run)}, "tag": {json.dumps(tag)}, "step": '
+    for step, wall, value in zip(steps, walls, values):
+        shown = f'"{value}"' if value in _NON_FINITE else value
+        yield f'{head}{step}, "wall_time": {wall}, "value": {shown}}}'
+
+
+def sorted_points(series: Series) -> Points:
+    """All points of a series sorted by step (stable: equal steps keep their arrival order)."""
+    points = series.points()
+    if points.steps.size < 2 or bool(np.all(points.steps[1:] >= points.steps[:-1])):
+        return points
+    order = np.argsort(points.steps, kind="stable")
+    return Points(points.steps[order], points.wall_times[order], points.values[order])
+
+
+def export_lines(store: Store, fmt: str) -> Iterable[str]:
+    """Every point of every run, sorted by run, tag and step; CSV starts with its header."""
+    if fmt == "csv":
+        yield CSV_HEADER
+    for name in store.sorted_names():
+        run = store.runs[name]
+        for tag in sorted(run.series):
+            series = run.series[tag]
+            yield from format_points(name, tag, sorted_points(series), series.single_precision, fmt)
