@@ -22,7 +22,10 @@ from rltop.ingest.frames import strided_view
 from rltop.ingest.wire import WireError, decode_event
 
 _MAX_FAST_TAG = 120  # tags up to this length take the vectorised path
+_MIN_FAST_RECORD = 22
 _HASH_PRIME = np.uint64(0x100000001B3)
+# _WORD_MASKS[r] keeps the low r bytes of a little-endian 8-byte word.
+_WORD_MASKS = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)
 
 
 @dataclass
@@ -72,7 +75,9 @@ def decode_records(
             batch.texts.append((tag, event.step, event.wall_time, text))
     fast_index = np.flatnonzero(fast)
     if tag_ids.size:
-        order = np.argsort(tag_ids, kind="stable")
+        # Stable radix sort on small integers: O(n), and file order is kept within each tag.
+        small = tag_ids.astype(np.uint16) if len(tag_names) < 1 << 16 else tag_ids
+        order = np.argsort(small, kind="stable")
         bounds = np.flatnonzero(np.diff(tag_ids[order])) + 1
         for group in np.split(order, bounds):
             name = tag_names[int(tag_ids[group[0]])]
@@ -110,66 +115,70 @@ def _decode_fast(data: bytes, buf: np.ndarray, starts: np.ndarray, lengths: np.n
 
     Returns (fast mask over all records, tag id per fast record, tag names, steps, walls, values).
     """
-    n = buf.size
-    top = n - 1
-    ends = starts + lengths
-    ok = (lengths >= 16) & (buf[starts] == 0x09) & (buf[np.minimum(starts + 9, top)] == 0x10)
-    # Branch-free varint: up to 10 bytes, all records in lock step.
-    step = np.zeros(starts.size, dtype=np.uint64)
-    size = np.zeros(starts.size, dtype=np.int64)
-    pending = ok.copy()
-    for k in range(10):
-        if not pending.any():
-            break
-        byte = buf[np.minimum(starts + 10 + k, top)]
-        step[pending] |= (byte[pending] & np.uint8(0x7F)).astype(np.uint64) << np.uint64(7 * k)
-        ended = pending & (byte < 0x80)
-        size[ended] = k + 1
-        pending &= ~ended
-    ok &= (size > 0) & ~pending
-    q = np.minimum(starts + 10 + size, top)
-    tag_len = buf[np.minimum(q + 5, top)].astype(np.int64)
-    value_len = buf[np.minimum(q + 3, top)].astype(np.int64)
-    summary_len = buf[np.minimum(q + 1, top)].astype(np.int64)
-    ok &= (buf[q] == 0x2A) & (buf[np.minimum(q + 2, top)] == 0x0A) & (buf[np.minimum(q + 4, top)] == 0x0A)
-    ok &= (tag_len <= _MAX_FAST_TAG) & (value_len == tag_len + 7) & (summary_len == tag_len + 9)
-    ok &= q + 11 + tag_len == ends
-    ok &= buf[np.minimum(q + 6 + tag_len, top)] == 0x15
-    rows = np.flatnonzero(ok)
+    top = buf.size - 1
+    ok = np.zeros(starts.size, dtype=bool)
+    # The smallest one-scalar record is 22 bytes; every index read below stays inside the record
+    # or its 4-byte payload CRC, so no bounds clipping is needed until the tag length is known.
+    rows = np.flatnonzero(lengths >= _MIN_FAST_RECORD)
+    s = starts[rows]
+    good = (buf[s] == 0x09) & (buf[s + 9] == 0x10)
+    step, size = _varints(buf, s + 10)
+    q = s + 10 + size
+    tag_len = buf[q + 5].astype(np.int64)
+    good &= (size > 0) & (buf[q] == 0x2A) & (buf[q + 2] == 0x0A) & (buf[q + 4] == 0x0A)
+    good &= (tag_len <= _MAX_FAST_TAG) & (buf[q + 3] == tag_len + 7) & (buf[q + 1] == tag_len + 9)
+    good &= q + 11 + tag_len == s + lengths[rows]
+    good &= buf[np.minimum(q + 6 + tag_len, top)] == 0x15
+    keep = np.flatnonzero(good)
+    rows, q, tag_len, step = rows[keep], q[keep], tag_len[keep], step[keep]
     empty = np.empty(0, np.int64)
     if rows.size == 0:
         return ok, empty, [], empty, np.empty(0), np.empty(0)
-    q, tag_len = q[rows], tag_len[rows]
     tag_start = q + 6
     tag_ids, names, exact = _tag_ids(data, buf, tag_start, tag_len)
     if not exact.all():
-        ok[rows[~exact]] = False
-        rows, q, tag_len, tag_ids = rows[exact], q[exact], tag_len[exact], tag_ids[exact]
+        rows, q, tag_len, tag_ids, step = rows[exact], q[exact], tag_len[exact], tag_ids[exact], step[exact]
+    ok[rows] = True
     walls = strided_view(data, "<f8")[starts[rows] + 1]
     values = strided_view(data, "<f4")[q + 7 + tag_len].astype(np.float64)
-    steps = step[rows].view(np.int64)
-    return ok, tag_ids, names, steps, walls, values
+    return ok, tag_ids, names, step, walls, values
+
+
+def _varints(buf: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Decode the varint starting at each offset: (values as int64, sizes; size 0 = malformed).
+
+    Branch-free and unmasked: byte k contributes only while every earlier byte had its
+    continuation bit set, so all records advance in lock step until the longest varint ends.
+    """
+    value = np.zeros(at.size, dtype=np.uint64)
+    size = np.zeros(at.size, dtype=np.int64)
+    going = np.ones(at.size, dtype=bool)
+    for k in range(10):
+        byte = buf[at + k]
+        value |= (byte & 0x7F).astype(np.uint64) * going << np.uint64(7 * k)
+        size += going
+        going &= byte >= 0x80
+        if not going.any():
+            return value.view(np.int64), size
+    size[going] = 0  # more than 10 bytes: not a varint
+    return value.view(np.int64), size
 
 
 def _tag_ids(data: bytes, buf: np.ndarray, tag_start: np.ndarray, tag_len: np.ndarray):
     """Group records by exact tag bytes: (id per record, names by id, exact-match mask)."""
-    padded = data + bytes(8)  # lets the last word of a tag at the very end be gathered
-    words_view = strided_view(padded, "<u8")
+    words_view = strided_view(data, "<u8")
+    last_word = words_view.size - 1
     word_count = (int(tag_len.max()) + 7) // 8 if tag_len.size else 0
     words = []
     digest = tag_len.astype(np.uint64)
     for k in range(word_count):
         remaining = np.clip(tag_len - 8 * k, 0, 8)
-        word = words_view[np.minimum(tag_start + 8 * k, words_view.size - 1)]
-        mask = np.where(
-            remaining >= 8,
-            np.uint64(0xFFFFFFFFFFFFFFFF),
-            (np.uint64(1) << (remaining.astype(np.uint64) * np.uint64(8))) - np.uint64(1),
-        )
-        word = word & mask
+        # A word starting inside the tag always fits (the value and CRC follow the tag); past the
+        # tag, the index is clipped and the word masked to zero anyway.
+        word = words_view[np.minimum(tag_start + 8 * k, last_word)] & _WORD_MASKS[remaining]
         words.append(word)
         digest = digest * _HASH_PRIME ^ word
-    unique, first, inverse = np.unique(digest, return_index=True, return_inverse=True)
+    first, inverse = _group_digests(digest)
     exact = tag_len == tag_len[first][inverse]
     for word in words:
         exact &= word == word[first][inverse]
@@ -182,3 +191,29 @@ def _tag_ids(data: bytes, buf: np.ndarray, tag_start: np.ndarray, tag_len: np.nd
     canonical = {}
     remap = np.array([canonical.setdefault(name, i) for i, name in enumerate(names)], dtype=np.int64)
     return remap[inverse], names, exact
+
+
+_BUCKETS = 1 << 16
+
+
+def _group_digests(digest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(index of the first record of each distinct digest, group number of every record).
+
+    A 65536-bucket table finds the first record of each bucket in O(n) (np.unique would sort the
+    whole column); records whose digest differs from their bucket's first record (a bucket
+    collision, rare with the few hundred tags of a run) are grouped by np.unique on their own.
+    """
+    count = digest.size
+    bucket = ((digest ^ (digest >> np.uint64(29))) & np.uint64(_BUCKETS - 1)).astype(np.int64)
+    first_of_bucket = np.full(_BUCKETS, -1, dtype=np.int64)
+    first_of_bucket[bucket[::-1]] = np.arange(count - 1, -1, -1, dtype=np.int64)
+    rep = first_of_bucket[bucket]
+    collided = digest != digest[rep]
+    if collided.any():
+        rows = np.flatnonzero(collided)
+        _, first_rows, inverse_rows = np.unique(digest[rows], return_index=True, return_inverse=True)
+        rep[rows] = rows[first_rows][inverse_rows]
+    first = np.flatnonzero(rep == np.arange(count))
+    group_of_first = np.empty(count, dtype=np.int64)
+    group_of_first[first] = np.arange(first.size)
+    return first, group_of_first[rep]

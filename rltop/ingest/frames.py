@@ -37,6 +37,8 @@ class FrameScan:
     payload_lengths: np.ndarray  # int64
     consumed: int  # bytes up to which the buffer is fully processed
     damage: list[tuple[int, int]] = field(default_factory=list)  # (offset, bytes skipped)
+    # Offset of an invalid header with nothing valid after it (waiting for the writer), if any.
+    blocked_at: int | None = None
 
 
 def strided_view(buf: bytes | memoryview, dtype: str) -> np.ndarray:
@@ -63,6 +65,7 @@ def scan_frames(data: bytes, verify_payload: bool = False) -> FrameScan:
     damage: list[tuple[int, int]] = []
     suspects: list[int] = []  # record starts followed by damage: their payload CRC gets checked
     pos = 0
+    blocked_at = None
     while pos < n:
         j = int(np.searchsorted(starts, pos))
         if j < starts.size and starts[j] == pos:
@@ -85,6 +88,7 @@ def scan_frames(data: bytes, verify_payload: bool = False) -> FrameScan:
             continue
         resync = _next_valid_record(data, buf, u64, u32, pos + 1, starts)
         if resync is None:
+            blocked_at = pos
             break  # nothing valid after it: most likely a record still being written
         damage.append((pos, resync - pos))
         if found_starts:
@@ -98,8 +102,19 @@ def scan_frames(data: bytes, verify_payload: bool = False) -> FrameScan:
         for bad in np.flatnonzero(~keep).tolist():
             damage.append((int(record_starts[bad]), int(OVERHEAD + record_lengths[bad])))
         record_starts, record_lengths = record_starts[keep], record_lengths[keep]
-    damage.sort()
-    return FrameScan(record_starts + HEADER, record_lengths, pos, damage)
+    return FrameScan(record_starts + HEADER, record_lengths, pos, _merge_spans(damage), blocked_at)
+
+
+def _merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Join touching or overlapping (offset, length) spans: one damage, one report."""
+    merged: list[tuple[int, int]] = []
+    for start, length in sorted(spans):
+        if merged and start <= merged[-1][0] + merged[-1][1]:
+            first, first_length = merged[-1]
+            merged[-1] = (first, max(first_length, start + length - first))
+        else:
+            merged.append((start, length))
+    return merged
 
 
 def _candidates(buf: np.ndarray, u64: np.ndarray, u32: np.ndarray, n: int):
@@ -115,12 +130,35 @@ def _candidates(buf: np.ndarray, u64: np.ndarray, u32: np.ndarray, n: int):
     return _filter_length_crc(u32, cand, lengths)
 
 
+_SMALL_LENGTHS = 4096
+_small_length_crcs: np.ndarray | None = None
+
+
+def _length_crcs(lengths: np.ndarray) -> np.ndarray:
+    """Masked CRC32C of each length's 8 little-endian bytes (computed once per distinct value)."""
+    global _small_length_crcs
+    if _small_length_crcs is None:
+        # Scalar records are tens of bytes long: a table of the first 4096 lengths covers
+        # nearly every record without sorting the whole column to find distinct values.
+        _small_length_crcs = _crc_of_lengths(np.arange(_SMALL_LENGTHS, dtype=np.int64))
+    small = lengths < _SMALL_LENGTHS
+    out = _small_length_crcs[np.where(small, lengths, 0)]
+    if not small.all():
+        large = np.flatnonzero(~small)
+        unique, inverse = np.unique(lengths[large], return_inverse=True)
+        out[large] = _crc_of_lengths(unique)[inverse]
+    return out
+
+
+def _crc_of_lengths(values: np.ndarray) -> np.ndarray:
+    raw = np.ascontiguousarray(values.astype("<u8")).view(np.uint8)
+    count = values.size
+    return masked_crc32c_rows(raw, np.arange(count, dtype=np.int64) * 8, np.full(count, 8))
+
+
 def _filter_length_crc(u32: np.ndarray, starts: np.ndarray, lengths: np.ndarray):
     """Keep the (start, length) pairs whose stored length CRC matches."""
-    unique, inverse = np.unique(lengths, return_inverse=True)
-    raw = np.ascontiguousarray(unique.astype("<u8")).view(np.uint8)
-    crcs = masked_crc32c_rows(raw, np.arange(unique.size, dtype=np.int64) * 8, np.full(unique.size, 8))
-    ok = crcs[inverse] == u32[starts + 8]
+    ok = _length_crcs(lengths) == u32[starts + 8]
     return starts[ok], lengths[ok]
 
 

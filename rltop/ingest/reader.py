@@ -38,7 +38,7 @@ class EventFileReader:
         self._pending = b""  # bytes of an incomplete record at the end of what was read
         self._identity: tuple[int, int] | None = None
         self._plugins: dict[str, str] = {}
-        self._reported_stuck: int | None = None
+        self._reported_stuck = False
 
     @property
     def pending_bytes(self) -> int:
@@ -82,16 +82,15 @@ class EventFileReader:
         for start in result.decoded.bad_records:
             result.problems.append(f"{self.path}: undecodable event at byte {base + start - 12}; skipped")
         self._pending = data[scan.consumed :]
-        if base == 0 and scan.consumed == 0 and len(data) >= 16 and not result.more:
-            # Nothing valid from the first byte on: say so once, but keep waiting in case the
-            # writer is still producing its first record (it normally writes 88 bytes at once).
-            if self._reported_stuck != base:
-                result.problems.append(f"{self.path}: no valid TFRecord at the start; not an event file?")
-                self._reported_stuck = base
+        # Nothing valid from the first byte on: say so once, but keep waiting in case the
+        # writer is still producing its first record (it normally writes 88 bytes at once).
+        if base == 0 and scan.blocked_at == 0 and not result.more and not self._reported_stuck:
+            result.problems.append(f"{self.path}: no valid TFRecord at the start; not an event file?")
+            self._reported_stuck = True
         return result
 
     def _reset(self) -> None:
         self.offset = 0
         self._pending = b""
         self._plugins.clear()
-        self._reported_stuck = None
+        self._reported_stuck = False

@@ -141,6 +141,12 @@ class Series:
             new[: self._size] = old[: self._size]
             setattr(self, name, new)
 
+    def compact(self) -> None:
+        """Release spare capacity (after a bulk load, when no growth is expected soon)."""
+        if self._steps.shape[0] != self._size:
+            for name in ("_steps", "_walls", "_values"):
+                setattr(self, name, getattr(self, name)[: self._size].copy())
+
     def nbytes(self) -> int:
         """Bytes held by the three columns, spare capacity included."""
         return int(self._steps.nbytes + self._walls.nbytes + self._values.nbytes)

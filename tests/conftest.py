@@ -1,0 +1,44 @@
+"""Shared test fixtures: the copied real TRL runs under tests/fixtures/trl."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TRL = FIXTURES / "trl"
+TRL_RUNS = (
+    "grpo_healthy",
+    "grpo_liger_cpu_crash",
+    "grpo_truncated",
+    "grpo_unstable",
+    "grpo_with_eval",
+    "ppo_healthy",
+    "ppo_unstable",
+)
+
+
+def trl_event_file(name: str) -> Path:
+    """The single event file of one copied TRL fixture run."""
+    (found,) = sorted((TRL / name).glob("runs/*/events.out.tfevents.*"))
+    return found
+
+
+@pytest.fixture
+def trl_dir() -> Path:
+    """The directory holding every copied TRL fixture run (read-only use)."""
+    return TRL
+
+
+@pytest.fixture
+def trl_copy(tmp_path: Path):
+    """Copy one fixture run into a temporary directory (for tests that modify files)."""
+
+    def copy(name: str) -> Path:
+        target = tmp_path / name
+        shutil.copytree(TRL / name, target)
+        return target
+
+    return copy
