@@ -22,44 +22,54 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from make_logs import SIZES, write_log  # noqa: E402
 
+# (imports, load): timed separately so the load itself and the whole process are both visible.
 READERS = {
-    "rltop": """
-from rltop.ingest.loader import load
+    "rltop": (
+        "from rltop.ingest.loader import load",
+        """
 r = load([PATH])
 runs = list(r.store.runs.values())
 count = sum(run.scalar_count() for run in runs)
 held = sum(s.nbytes() for run in runs for s in run.series.values())
 """,
-    "tbparse": """
-from tbparse import SummaryReader
+    ),
+    "tbparse": (
+        "from tbparse import SummaryReader",
+        """
 df = SummaryReader(PATH).scalars
 count = len(df)
 held = None
 """,
-    "EventAccumulator": """
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    ),
+    "EventAccumulator": (
+        "from tensorboard.backend.event_processing.event_accumulator import EventAccumulator",
+        """
 ea = EventAccumulator(PATH, size_guidance={"scalars": 0})
 ea.Reload()
 count = sum(len(ea.Scalars(t)) for t in ea.Tags()["scalars"])
 held = None
 """,
+    ),
 }
 
 TIMER = """
 import json, resource, sys, time
 PATH = sys.argv[1]
 start = time.perf_counter()
+{imports}
+loaded = time.perf_counter()
 {body}
-wall = time.perf_counter() - start
+end = time.perf_counter()
 usage = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps({{"count": count, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
-                  "rss_mb": usage.ru_maxrss / 1024, "held": held}}))
+print(json.dumps({{"count": count, "import": loaded - start, "load": end - loaded,
+                  "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024, "held": held}}))
 """
 
 
 def measure(name: str, path: Path) -> dict:
     """Run one reader in a fresh interpreter; return its figures."""
-    code = TIMER.format(body=READERS[name])
+    imports, body = READERS[name]
+    code = TIMER.format(imports=imports, body=body)
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
     if done.returncode != 0:
@@ -74,16 +84,17 @@ def report(size: str, path: Path, names: list[str]) -> None:
     tags, steps = SIZES[size]
     mb = sum(f.stat().st_size for f in path.glob("events.out.tfevents.*")) / 1e6
     print(f"\n{size}: {tags} tags x {steps} steps = {tags * steps:,} scalars, {mb:.1f} MB (tensorboardX)")
-    print(f"{'reader':<18}{'load s':>8}{'CPU s':>8}{'process s':>10}{'scalars/s':>12}{'peak RSS MB':>12}"
-          f"{'held B/scalar':>14}{'x tbparse':>10}")
+    print(f"{'reader':<18}{'import s':>9}{'load s':>8}{'process s':>10}{'CPU s':>7}{'scalars/s':>12}"
+          f"{'peak RSS MB':>12}{'held B/pt':>10}{'x tbparse load':>15}{'x process':>10}")
     results = {name: measure(name, path) for name in names}
-    base = results.get("tbparse", {}).get("wall")
+    base = results.get("tbparse")
     for name, r in results.items():
-        rate = r["count"] / r["wall"]
+        rate = r["count"] / r["load"]
         held = f"{r['held'] / r['count']:.1f}" if r["held"] else "-"
-        ratio = f"{base / r['wall']:.0f}x" if base else "-"
-        print(f"{name:<18}{r['wall']:>8.2f}{r['cpu']:>8.2f}{r['process_wall']:>10.2f}{rate:>12,.0f}"
-              f"{r['rss_mb']:>12.0f}{held:>14}{ratio:>10}")
+        ratio = f"{base['load'] / r['load']:.0f}x" if base else "-"
+        whole = f"{base['process_wall'] / r['process_wall']:.0f}x" if base else "-"
+        print(f"{name:<18}{r['import']:>9.2f}{r['load']:>8.2f}{r['process_wall']:>10.2f}{r['cpu']:>7.2f}"
+              f"{rate:>12,.0f}{r['rss_mb']:>12.0f}{held:>10}{ratio:>15}{whole:>10}")
     counts = {r["count"] for r in results.values()}
     print("counts agree" if len(counts) == 1 else f"COUNTS DIFFER: {counts}")
 

@@ -24,8 +24,13 @@ from rltop.ingest.wire import WireError, decode_event
 _MAX_FAST_TAG = 120  # tags up to this length take the vectorised path
 _MIN_FAST_RECORD = 22
 _HASH_PRIME = np.uint64(0x100000001B3)
-# _WORD_MASKS[r] keeps the low r bytes of a little-endian 8-byte word.
-_WORD_MASKS = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)
+# _TAIL_MASKS[r + _MASK_OFFSET] keeps the low r bytes of a little-endian word: all 8 for r >= 8,
+# none for r <= 0 (a word past the tag's end), so no per-word clipping is needed.
+_MASK_OFFSET = 8 * ((_MAX_FAST_TAG + 7) // 8)
+_TAIL_MASKS = np.array(
+    [(1 << (8 * min(max(i - _MASK_OFFSET, 0), 8))) - 1 for i in range(_MASK_OFFSET + _MAX_FAST_TAG + 1)],
+    dtype=np.uint64,
+)
 
 
 @dataclass
@@ -171,17 +176,22 @@ def _tag_ids(data: bytes, buf: np.ndarray, tag_start: np.ndarray, tag_len: np.nd
     word_count = (int(tag_len.max()) + 7) // 8 if tag_len.size else 0
     words = []
     digest = tag_len.astype(np.uint64)
+    mask_base = tag_len + _MASK_OFFSET
     for k in range(word_count):
-        remaining = np.clip(tag_len - 8 * k, 0, 8)
-        # A word starting inside the tag always fits (the value and CRC follow the tag); past the
-        # tag, the index is clipped and the word masked to zero anyway.
-        word = words_view[np.minimum(tag_start + 8 * k, last_word)] & _WORD_MASKS[remaining]
+        at = tag_start + 8 * k
+        # A word starting inside its tag is always readable (the value and CRC follow the tag);
+        # only the last records of the buffer can point past its end, and only with masked words.
+        tail = int(np.searchsorted(at, last_word, side="right"))
+        if tail < at.size:
+            at[tail:] = np.minimum(at[tail:], last_word)
+        word = words_view[at] & _TAIL_MASKS[mask_base - 8 * k]
         words.append(word)
         digest = digest * _HASH_PRIME ^ word
     first, inverse = _group_digests(digest)
-    exact = tag_len == tag_len[first][inverse]
+    representative = first[inverse]
+    exact = tag_len == tag_len[representative]
     for word in words:
-        exact &= word == word[first][inverse]
+        exact &= word == word[representative]
     names = [
         data[int(tag_start[i]) : int(tag_start[i] + tag_len[i])].decode("utf-8", "replace")
         for i in first.tolist()
