@@ -25,6 +25,11 @@ class Finding:
 
     ``message`` names the metric, the value, the threshold and the step; ``advice`` says what to
     try. ``step`` and ``value`` are those of the point that decided the level.
+
+    A finding describes an *episode*: the stretch from ``first_step`` to ``last_step`` during which the
+    rule stayed at warn or worse. ``active`` is False once the metric is back to normal (hysteresis
+    cleared): such findings are history; a critical one keeps its tag critical ("latched") until the
+    engine is told it was seen. ``title`` is the rule's short human name ("ratio drift").
     """
 
     level: Level
@@ -35,3 +40,7 @@ class Finding:
     value: float | None
     message: str
     advice: str
+    first_step: int | None = None
+    last_step: int | None = None
+    active: bool = True
+    title: str = ""

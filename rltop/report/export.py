@@ -26,8 +26,9 @@ _NON_FINITE = {"nan", "inf", "-inf"}
 def csv_field(text: str) -> str:
     """One CSV field, quoted only when it must be (commas, quotes, line breaks)."""
     buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="").writerow([text])
-    return buffer.getvalue()
+    # The terminator must be a line break: the csv module quotes fields containing it (and \r).
+    csv.writer(buffer, lineterminator="\n").writerow([text])
+    return buffer.getvalue()[:-1]
 
 
 def format_points(run: str, tag: str, points: Points, single: bool, fmt: str) -> Iterator[str]:

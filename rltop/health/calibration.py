@@ -1,0 +1,112 @@
+"""Calibrate the rules with the run's own training arguments (``args/text_summary``).
+
+transformers logs the TrainingArguments / TRL config as JSON at train start. From it we learn, for
+example, that GRPO clip ratios are always 0 when every step is on-policy (num_iterations = 1), which
+steps are the on-policy generation steps otherwise, and the settings to name in the advice
+("raise max_completion_length (now 16)").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+
+def _number(value: Any) -> float | None:
+    """A finite float from a JSON value (numbers or numeric strings), else None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if np.isfinite(number) else None
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The config values the rules use; None when the run did not log them."""
+
+    beta: float | None = None
+    num_iterations: float | None = None
+    epsilon: float | None = None
+    epsilon_high: float | None = None
+    max_completion_length: float | None = None
+    cliprange: float | None = None
+    kl_coef: float | None = None
+    logging_steps: float | None = None
+    learning_rate: float | None = None
+    num_ppo_epochs: float | None = None
+    num_mini_batches: float | None = None
+    response_length: float | None = None
+    steps_per_generation: float | None = None
+    gradient_accumulation_steps: float | None = None
+    max_grad_norm: float | None = None
+    max_steps: float | None = None
+    num_generations: float | None = None
+    temperature: float | None = None
+    num_total_batches: float | None = None  # PPOTrainer: its last global step
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any] | None) -> Calibration:
+        """Pick the known keys out of a parsed ``args/text_summary`` (None or junk: all unknown)."""
+        if not config:
+            return cls()
+        return cls(**{f.name: _number(config.get(f.name)) for f in fields(cls)})
+
+    def now(self, name: str) -> str:
+        """`` (now 16)`` for a logged setting, else "" (used inside advice sentences)."""
+        value = getattr(self, name)
+        return "" if value is None else f" (now {value:g})"
+
+    def final_step(self) -> float | None:
+        """The global step a finished run ends at: max_steps, or PPO's num_total_batches."""
+        for planned in (self.max_steps, self.num_total_batches):
+            if planned is not None and planned > 0:
+                return planned
+        return None
+
+    def guess_kind(self) -> str:
+        """"GRPO" / "PPO" from trainer-specific arguments, "unknown" without them."""
+        if self.num_generations is not None or self.max_completion_length is not None:
+            return "GRPO"
+        if self.num_ppo_epochs is not None or self.kl_coef is not None:
+            return "PPO"
+        return "unknown"
+
+    @property
+    def grpo_always_on_policy(self) -> bool:
+        """True when every GRPO step is on-policy, so its clip ratios are exactly 0 by design.
+
+        That holds with num_iterations = 1 when each generation feeds a single optimizer step
+        (steps_per_generation equal to gradient_accumulation_steps, TRL's default).
+        """
+        if self.num_iterations != 1:
+            return False
+        spg, accumulation = self.steps_per_generation, self.gradient_accumulation_steps or 1
+        return spg is None or spg <= accumulation
+
+    def generation_interval(self) -> int | None:
+        """Global steps between two GRPO generations when only the first of them is on-policy.
+
+        None when unknown or when logged points average several steps (logging_steps > 1), where
+        the on-policy zeros are mixed into every point and cannot be picked out.
+        """
+        if self.num_iterations is None or (self.logging_steps or 1) != 1:
+            return None
+        accumulation = self.gradient_accumulation_steps or 1
+        spg = self.steps_per_generation or accumulation
+        interval = self.num_iterations * spg / accumulation
+        if interval < 2 or interval != int(interval):
+            return None
+        return int(interval)
+
+    def off_policy_mask(self, steps: np.ndarray) -> np.ndarray:
+        """True for steps that reuse old samples (where clipping can happen) under GRPO."""
+        interval = self.generation_interval()
+        if interval is None:
+            return np.ones(len(steps), dtype=bool)
+        # TRL generates at the first step (global step 1) and then every `interval` steps.
+        return (np.asarray(steps) - 1) % interval != 0

@@ -1,0 +1,119 @@
+"""The reward's rules: giving back its gains (collapse) or not moving at all (stuck).
+
+The reward is noisy by nature, so it is judged on the median of its last points against a margin
+derived from its own point-to-point noise; its starting level is frozen after the first points.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rltop.health.findings import Level
+from rltop.health.machine import Flags, Point
+from rltop.health.robust import finite_or, noise_sigma, rolling_median, rolling_range
+from rltop.health.rule_base import Context, Rule, judged, num, pct
+from rltop.health.rules import RuleParams
+
+
+class RewardCollapseRule(Rule):
+    """The reward (median of recent points) giving back its gains, or ending below where it started."""
+
+    name, title, direction = "reward_collapse", "reward collapse", "above"
+    keys = frozenset({"reward", "objective/rlhf_reward", "objective/scores", "env/reward_mean",
+                      "ppo/mean_scores"})
+
+    def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
+              context: Context) -> Flags:
+        count = len(values) - start
+        if len(values) < params["min_points"]:
+            return Flags.quiet(count)
+        if "baseline" not in memo:
+            memo["baseline"] = float(np.median(values[: params["baseline_points"]]))
+            memo["sigma"] = noise_sigma(values[: params["min_points"]])
+            memo["peak"] = -np.inf
+        window = params["window"]
+        # Rolling median of `window` points has about 1.25 sigma / sqrt(window) of noise.
+        margin = params["noise_z"] * 1.2533 * memo["sigma"] / np.sqrt(window)
+        memo["margin"] = margin
+        level = rolling_median(values, start, window)
+        judge_from = max(params["min_points"] - 1 - start, 0)
+        level[:judge_from] = np.nan
+        peak = np.fmax.accumulate(np.concatenate(([memo["peak"]], level)))[1:]
+        memo["peak"] = float(peak[-1]) if np.isfinite(peak[-1]) else memo["peak"]
+        baseline = memo["baseline"]
+        gain = peak - baseline
+        real = gain > margin
+        with np.errstate(invalid="ignore", divide="ignore"):
+            given_back = np.where(real, (peak - level) / np.where(real, gain, 1.0), 0.0)
+            below = level < baseline - margin
+            on_w = (given_back >= (params.warn or np.inf)) | below
+            ok_w = (given_back < (params.warn or np.inf) * params.clear_fraction) & ~(
+                level < baseline - margin * params.clear_fraction)
+            critical = params.critical if params.critical is not None else np.inf
+            on_c = real & (given_back >= critical)
+            ok_c = ~(given_back >= critical * params.clear_fraction)
+        waiting = np.isnan(level)
+        on_w &= ~waiting
+        on_c &= ~waiting
+        severity = finite_or(np.fmax(given_back, (baseline - level) / max(margin, 1e-12)))
+        return Flags(on_w, ok_w | waiting, on_c, ok_c | waiting, severity, level, np.full(count, baseline))
+
+    def explain(self, tag: str, point: Point, level: Level, params: RuleParams, memo: dict[str, Any],
+                context: Context) -> str:
+        baseline, peak = memo.get("baseline", np.nan), memo.get("peak", np.nan)
+        window = params["window"]
+        gain = peak - baseline
+        head = f"{tag} (median of the last {window} points) fell to {num(point.stat)} at step {point.step}"
+        if gain > memo.get("margin", 0.0):
+            share = (peak - point.stat) / gain
+            threshold = params.critical if level == Level.CRITICAL else params.warn
+            return (f"{head}, giving back {pct(share)} of its gain (start {num(baseline)}, best "
+                    f"{num(peak)}); {level.label} at {pct(threshold)} ({judged(level, params)})")
+        return (f"{head}, below its starting level {num(baseline)} by more than the noise margin "
+                f"{num(memo.get('margin'))} ({judged(level, params)})")
+
+    def advice(self, params: RuleParams, context: Context) -> str:
+        c = context.calibration
+        return (
+            f"Training is undoing its progress: lower the learning rate{c.now('learning_rate')}, keep an "
+            "earlier checkpoint, and look at entropy and KL around the step where it turned."
+        )
+
+
+class RewardStuckRule(Rule):
+    """The reward not moving at all for many points: no learning signal is left."""
+
+    name, title = "reward_stuck", "reward stuck"
+    keys = RewardCollapseRule.keys
+
+    def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
+              context: Context) -> Flags:
+        points = params["points"]
+        spread = rolling_range(values, start, points)
+        scale = 1.0 + np.abs(values[start:])
+        with np.errstate(invalid="ignore"):
+            stuck = spread <= params["tolerance"] * scale
+        count = len(spread)
+        no = np.zeros(count, bool)
+        return Flags(stuck, ~stuck, no, ~no, stuck.astype(float), values[start:], np.full(count, np.nan))
+
+    def persistences(self, params: RuleParams) -> tuple[tuple[int, int], tuple[int, int]]:
+        return (1, 1), (1, 1)  # the window of identical points is the persistence
+
+    def explain(self, tag: str, point: Point, level: Level, params: RuleParams, memo: dict[str, Any],
+                context: Context) -> str:
+        return (f"{tag} has been exactly {num(point.value)} for {params['points']} points or more "
+                f"(at step {point.step}): no reward signal is left")
+
+    def advice(self, params: RuleParams, context: Context) -> str:
+        return (
+            "Every sample gets the same reward, so nothing is learned: check the reward functions on real "
+            "completions, and look for an entropy collapse or completions that are all truncated."
+        )
+
+
+def reward_rules() -> list[Rule]:
+    """The reward rules, in report order."""
+    return [RewardCollapseRule(), RewardStuckRule()]

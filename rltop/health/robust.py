@@ -1,0 +1,81 @@
+"""Robust window statistics for the rules, vectorised so a bulk load and a one-point update share code.
+
+Every function judges the points ``values[start:]`` and may look back at earlier values, so the
+engine can call it on a whole history at once or on each newly appended point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+# 1.4826 * MAD estimates the standard deviation of normal data (scipy's scale="normal").
+MAD_SCALE = 1.4826
+# Up to this many points are computed one by one (cheaper than sliding windows for a live batch).
+_FEW = 4
+
+
+def trailing_median(values: np.ndarray, start: int, window: int, warmup: int) -> np.ndarray:
+    """For each index j >= start: median of the up-to-``window`` points before j (not j itself).
+
+    NaN where fewer than ``warmup`` points precede j (too little history to compare against).
+    """
+    count = len(values) - start
+    out = np.full(count, np.nan)
+    if count <= 0:
+        return out
+    first = max(start, warmup, 1)
+    if len(values) - first <= _FEW:  # a live batch: one median per point beats building windows
+        for j in range(first, len(values)):
+            out[j - start] = np.median(values[max(j - window, 0) : j])
+        return out
+    # Indices whose window is still growing (j < window): few in a run's life, a short loop.
+    for j in range(first, min(window, len(values))):
+        out[j - start] = np.median(values[:j])
+    full_from = max(first, window)
+    if full_from < len(values):
+        windows = sliding_window_view(values[full_from - window : len(values) - 1], window)
+        out[full_from - start :] = np.median(windows, axis=1)
+    return out
+
+
+def rolling_median(values: np.ndarray, start: int, window: int) -> np.ndarray:
+    """For each index j >= start: median of the ``window`` points ending at j; NaN before that."""
+    count = len(values) - start
+    out = np.full(max(count, 0), np.nan)
+    first = max(start, window - 1)
+    if len(values) - first <= _FEW:
+        for j in range(first, len(values)):
+            out[j - start] = np.median(values[j - window + 1 : j + 1])
+    elif first < len(values):
+        windows = sliding_window_view(values[first - window + 1 :], window)
+        out[first - start :] = np.median(windows, axis=1)
+    return out
+
+
+def rolling_range(values: np.ndarray, start: int, window: int) -> np.ndarray:
+    """For each index j >= start: max - min of the ``window`` points ending at j; NaN before that."""
+    count = len(values) - start
+    out = np.full(max(count, 0), np.nan)
+    first = max(start, window - 1)
+    if len(values) - first <= _FEW:
+        for j in range(first, len(values)):
+            chunk = values[j - window + 1 : j + 1]
+            out[j - start] = chunk.max() - chunk.min()
+    elif first < len(values):
+        windows = sliding_window_view(values[first - window + 1 :], window)
+        out[first - start :] = windows.max(axis=1) - windows.min(axis=1)
+    return out
+
+
+def noise_sigma(values: np.ndarray) -> float:
+    """Point-to-point noise of a series, robust to trends: 1.4826 * MAD of first differences / sqrt 2."""
+    if len(values) < 3:
+        return 0.0
+    diffs = np.diff(values)
+    return float(MAD_SCALE * np.median(np.abs(diffs - np.median(diffs))) / np.sqrt(2.0))
+
+
+def finite_or(values: np.ndarray, fill: float = 1e300) -> np.ndarray:
+    """``values`` with NaN -> 0 and ±Inf -> ±fill (a cheap ``nan_to_num`` for severities)."""
+    return np.where(np.isnan(values), 0.0, np.clip(values, -fill, fill))

@@ -1,0 +1,135 @@
+"""What a health rule is: the tags it watches, its per-point flags, and how it explains itself.
+
+Concrete rules live in `rltop.health.level_rules` (fixed thresholds) and
+`rltop.health.relative_rules` (against the run's own baseline or recent median). The engine
+(`rltop.health.engine`) feeds them and turns their episodes into findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rltop.health.calibration import Calibration
+from rltop.health.findings import Level
+from rltop.health.machine import Flags, Point
+from rltop.health.rules import RuleParams
+from rltop.model.catalog import MetricInfo
+
+Band = tuple[float | None, float | None, float | None, float | None]
+NO_BAND: Band = (None, None, None, None)
+
+
+def num(value: float | None) -> str:
+    """Compact text of a number for messages (4 significant digits)."""
+    if value is None:
+        return "-"
+    if value == 0:
+        return "0"
+    return f"{value:.4g}"
+
+
+def pct(share: float) -> str:
+    """A share as a percentage: 0.031 -> "3.1%"."""
+    return f"{share * 100:.3g}%"
+
+
+def persistence_text(m: int, n: int) -> str:
+    """"3 of 5 points" or "1 point"."""
+    return f"{m} of {n} points" if n > 1 else "1 point"
+
+
+@dataclass
+class Context:
+    """What a rule knows about the run besides the series it judges."""
+
+    calibration: Calibration = field(default_factory=Calibration)
+    kind: str = "unknown"
+
+
+class Rule:
+    """Base class: a rule judges the finite points of the tags whose catalogue key it knows."""
+
+    name: str = ""
+    title: str = ""
+    keys: frozenset[str] = frozenset()
+    direction: str = "above"  # "above": large values are bad; "below": small values are bad
+    dynamic_band: bool = False  # True when the chart band follows the data (baselines, medians)
+
+    def applies(self, info: MetricInfo, context: Context) -> bool:
+        """Whether this rule judges a tag (by its catalogue key, split and the run's config)."""
+        return info.key in self.keys
+
+    def select(self, steps: np.ndarray, context: Context) -> np.ndarray | None:
+        """Mask of the new points to judge (None: all of them)."""
+        return None
+
+    def flags(
+        self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams, context: Context
+    ) -> Flags:
+        """Verdicts for ``values[start:]``; earlier values are history (memo: the rule's own state)."""
+        raise NotImplementedError
+
+    def explain(
+        self, tag: str, point: Point, level: Level, params: RuleParams, memo: dict[str, Any],
+        context: Context,
+    ) -> str:
+        """One sentence naming the metric, value, step and thresholds."""
+        raise NotImplementedError
+
+    def advice(self, params: RuleParams, context: Context) -> str:
+        """What to try, with the run's own settings where they matter."""
+        raise NotImplementedError
+
+    def band(self, params: RuleParams, memo: dict[str, Any], context: Context) -> Band:
+        """(warn_low, warn_high, crit_low, crit_high) in the metric's own units, for charts."""
+        return NO_BAND
+
+    def persistences(self, params: RuleParams) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(warn, critical) persistence of this rule."""
+        return params.persistence, params.critical_persistence
+
+
+def threshold_flags(
+    stat: np.ndarray, warn: float | None, critical: float | None, clear: float, direction: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(warn_on, warn_ok, crit_on, crit_ok) of a statistic against fixed thresholds.
+
+    "above": beyond means >= threshold, back means < clear * threshold. "below": beyond means
+    < threshold, back means > threshold / clear. A None threshold never fires.
+    """
+
+    def level(threshold: float | None) -> tuple[np.ndarray, np.ndarray]:
+        if threshold is None:
+            return np.zeros(len(stat), bool), np.ones(len(stat), bool)
+        with np.errstate(invalid="ignore"):
+            if direction == "above":
+                return stat >= threshold, stat < threshold * clear
+            return stat < threshold, stat > threshold / clear
+
+    warn_on, warn_ok = level(warn)
+    crit_on, crit_ok = level(critical)
+    return warn_on, warn_ok, crit_on, crit_ok
+
+
+def verdict(level: Level, params: RuleParams, render: Callable[[float], str], op: str) -> str:
+    """"warn at ≥ 0.25 in 3 of 5 points (critical at ≥ 0.9 in 4 of 5 points)": the level reported
+    first, the other level after it, each with its threshold and persistence (``op``: "at ≥")."""
+    terms = {}
+    for name, threshold, (m, n) in (
+        ("warn", params.warn, params.persistence),
+        ("critical", params.critical, params.critical_persistence),
+    ):
+        if threshold is not None:
+            terms[name] = f"{name} {op} {render(threshold)} in {persistence_text(m, n)}"
+    main = terms.pop(level.label, f"{level.label}")
+    return f"{main} ({next(iter(terms.values()))})" if terms else main
+
+
+def judged(level: Level, params: RuleParams) -> str:
+    """"3 of 5 points" for the persistence of ``level``."""
+    m, n = params.critical_persistence if level == Level.CRITICAL else params.persistence
+    return persistence_text(m, n)

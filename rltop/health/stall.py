@@ -1,0 +1,98 @@
+"""Stall: no new point for much longer than the run's usual gap between points.
+
+Judged from the wall time of the newest point (``Run.last_point_wall_time``, the trainer's clock)
+against ``now``; the local time of the last file change (``Run.last_change_time``) covers a trainer
+clock ahead of ours and is quoted in the message. A run that logged transformers' end-of-training
+summary (``train_runtime``) or reached its planned last step (``max_steps``, PPO's
+``num_total_batches``) is finished, not stalled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rltop.health.calibration import Calibration
+from rltop.health.findings import Finding, Level
+from rltop.health.rules import RuleParams
+from rltop.model.catalog import split_tag
+from rltop.model.run import Run
+
+_FINISHED_KEYS = frozenset({"train_runtime", "train_loss", "train_steps_per_second"})
+
+
+def duration(seconds: float) -> str:
+    """Human text of a duration: 45 s, 12 min, 3.5 h, 2.1 days."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 36 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def usual_gap(run: Run, points: int) -> float:
+    """Median gap in seconds between the last ``points`` distinct point times of the busiest tag."""
+    busiest = max(run.series.values(), key=len, default=None)
+    if busiest is None or len(busiest) < 3:
+        return 0.0
+    walls = np.unique(busiest.wall_times[-(points + 1) * 4 :])[-(points + 1) :]
+    gaps = np.diff(walls)
+    return float(np.median(gaps)) if len(gaps) else 0.0
+
+
+def is_finished(run: Run, calibration: Calibration) -> bool:
+    """True when the trainer finished: end-of-training tags, or its last planned step was logged.
+
+    The planned last step is max_steps, or num_total_batches for TRL's PPOTrainer (which logs no
+    end-of-training summary); with logging_steps k, a point within k steps of it counts.
+    """
+    if any(split_tag(tag)[1] in _FINISHED_KEYS for tag in run.series):
+        return True
+    last, final = run.last_step, calibration.final_step()
+    if last is None or final is None:
+        return False
+    return last + max(calibration.logging_steps or 1, 1) > final
+
+
+def judge_stall(run: Run, now: float, params: RuleParams, calibration: Calibration) -> Finding | None:
+    """A stall finding for ``run`` at time ``now``, or None when it is fresh, finished or empty."""
+    newest = run.last_point_wall_time
+    if not params.enabled or newest is None or is_finished(run, calibration):
+        return None
+    age = now - newest
+    if age < 0 and run.last_change_time is not None:  # the trainer's clock runs ahead of ours
+        age = now - run.last_change_time
+    gap = usual_gap(run, int(params["gap_points"]))
+    verdict = _level_for(age, gap, params)
+    if verdict is None:
+        return None
+    level, limit, factor, floor = verdict
+    gap_text = f"usual gap {duration(gap)}" if gap else "too few points for a usual gap"
+    changed = ""
+    if run.last_change_time is not None:
+        changed = f"; its files last changed {duration(max(now - run.last_change_time, 0.0))} ago"
+    step = run.last_step
+    message = (
+        f"run {run.name} has logged no new point for {duration(age)} (last at step {step}; {gap_text}); "
+        f"{level.label} after {duration(limit)} = max({factor:g} × gap, {duration(floor)})"
+        f"{changed}"
+    )
+    advice = (
+        "Check the training process: crashed, killed (out of memory), hung in a collective or on I/O, or "
+        "out of disk. A long evaluation or checkpoint save also pauses logging; if the writer buffers "
+        "(tensorboardX flushes every 120 s), points arrive in bursts."
+    )
+    return Finding(level, "stall", run.name, "", step, age, message, advice, first_step=step,
+                   last_step=step, active=True, title="stall")
+
+
+def _level_for(age: float, gap: float, params: RuleParams) -> tuple[Level, float, float, float] | None:
+    """(level, limit in s, factor, minimum in s) of the worst level whose limit ``age`` exceeds."""
+    for level, factor, floor in (
+        (Level.CRITICAL, params.critical, float(params["critical_min_s"])),
+        (Level.WARN, params.warn, float(params["warn_min_s"])),
+    ):
+        if factor is not None and age > max(factor * gap, floor):
+            return level, max(factor * gap, floor), factor, floor
+    return None

@@ -1,0 +1,71 @@
+"""The effective thresholds as a table (README, ``--rules`` checks, reports): one row per rule."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rltop.health.rules import Rules
+from rltop.health.thresholds import DEFAULTS, DOCS
+
+
+@dataclass(frozen=True)
+class RuleRow:
+    """One rule as a reader sees it, thresholds filled in from the effective settings."""
+
+    rule: str
+    title: str
+    metrics: str
+    warn: str
+    critical: str
+    persistence: str
+    enabled: bool
+
+
+def _text(value: Any) -> str:
+    """A setting as it reads in a table: 3/5 for persistence pairs, "-" for switched-off levels."""
+    if value is None:
+        return "-"
+    if isinstance(value, tuple):
+        return f"{value[0]} of {value[1]}"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _fill(template: str, values: dict[str, str], threshold: Any) -> str:
+    """The template with settings filled in; "-" when its level is switched off (None)."""
+    return "-" if threshold is None else template.format(**values)
+
+
+def rule_rows(rules: Rules | None = None) -> list[RuleRow]:
+    """Every rule with its effective thresholds (defaults when ``rules`` is None)."""
+    rules = rules or Rules.defaults()
+    rows = []
+    for name in DEFAULTS:
+        params = rules[name]
+        doc = DOCS[name]
+        values = {key: _text(value) for key, value in params.values.items()}
+        if "persistence" in params.values:
+            values["critical_persistence"] = _text(params.critical_persistence)
+        rows.append(RuleRow(
+            name, doc.title, doc.metrics,
+            _fill(doc.warn, values, params.values.get("warn", "")),
+            _fill(doc.critical, values, params.values.get("critical", "")),
+            _fill(doc.persistence, values, ""),
+            params.enabled,
+        ))
+    return rows
+
+
+def markdown_table(rules: Rules | None = None) -> str:
+    """The rule table in Markdown (what the README shows for the defaults)."""
+    lines = [
+        "| rule | metric | warn | critical | persistence |",
+        "|---|---|---|---|---|",
+    ]
+    for row in rule_rows(rules):
+        off = " (off)" if not row.enabled else ""
+        lines.append(f"| `{row.rule}`{off}: {row.title} | {row.metrics} | {row.warn} | {row.critical} | "
+                     f"{row.persistence} |")
+    return "\n".join(lines)

@@ -1,0 +1,138 @@
+"""Reduce a long series to a display width without losing its spikes. No Rich, no Textual.
+
+A series of 30 000 points drawn in 40 terminal columns puts 750 points in each column. Averaging
+them would hide exactly what a user looks for (one value-loss spike, one NaN), so every column keeps
+its finite minimum and maximum (`downsample_minmax`), and the one value a sparkline shows per column
+(`sparkline_values`) is its mean, or the extreme that stands out when the column holds a spike. Columns are
+equal slices of the points in arrival order (as TensorBoard and Textual's Sparkline bucket them),
+not of steps: GRPO logs some tags only every few steps, and step buckets would show false gaps.
+
+Non-finite values (NaN, ±Inf) never reach a column's value: a column with no finite value is NaN,
+and `sparkline_text` draws it as `NON_FINITE_GLYPH`, so callers can hand any series to any renderer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SPARK_GLYPHS = "▁▂▃▄▅▆▇█"
+"""The eight block glyphs of a unicode sparkline, lowest first."""
+
+NON_FINITE_GLYPH = "×"
+"""Drawn for a column that holds no finite value (only NaN or ±Inf points)."""
+
+FLAT_GLYPH = SPARK_GLYPHS[3]
+"""Drawn for every finite column of a series whose shown values are all equal."""
+
+SPIKE_FACTOR = 2.0
+"""A column extreme is a spike when it lies this many typical column half-ranges from its neighbours."""
+
+
+def column_bounds(count: int, width: int) -> np.ndarray:
+    """Start index of each of ``min(count, width)`` equal columns over ``count`` points, plus ``count``."""
+    columns = max(0, min(int(count), int(width)))
+    return (np.arange(columns + 1, dtype=np.int64) * count) // max(columns, 1)
+
+
+def downsample_minmax(values: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column (min, max) over the finite values; NaN where a column has none.
+
+    There are ``min(len(values), width)`` columns: a series shorter than the width keeps one
+    column per point (it is never stretched), so a 3-point eval series gives 3 columns.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    starts = column_bounds(values.shape[0], width)[:-1]
+    if starts.shape[0] == 0:
+        empty = np.empty(0, dtype=np.float64)
+        return empty, empty.copy()
+    finite = np.isfinite(values)
+    # reduceat over the raw values would let one NaN poison its column: mask the non-finite
+    # values with the neutral element of each reduction instead.
+    mins = np.minimum.reduceat(np.where(finite, values, np.inf), starts)
+    maxs = np.maximum.reduceat(np.where(finite, values, -np.inf), starts)
+    has_finite = np.add.reduceat(finite.astype(np.int64), starts) > 0
+    mins[~has_finite] = np.nan
+    maxs[~has_finite] = np.nan
+    return mins, maxs
+
+
+def sparkline_values(values: np.ndarray, width: int) -> np.ndarray:
+    """One finite-or-NaN value per column (``min(len(values), width)`` columns), spikes kept.
+
+    A column shows the mean of its finite values, unless its maximum (minimum) lies above (below)
+    both neighbouring columns' means by more than `SPIKE_FACTOR` times the typical half-range of a
+    column: then it shows that extreme. So a smooth curve or plain noise draws as its local level,
+    and a lone spike (up or down) is never averaged away, however many points share its column.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    mins, maxs = downsample_minmax(values, width)
+    if mins.shape[0] == 0 or mins.shape[0] == values.shape[0]:
+        # One point per column: nothing to choose (non-finite points become NaN gaps).
+        return np.where(np.isfinite(values), values, np.nan)
+    starts = column_bounds(values.shape[0], width)[:-1]
+    finite = np.isfinite(values)
+    counts = np.add.reduceat(finite.astype(np.int64), starts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.add.reduceat(np.where(finite, values, 0.0), starts) / counts
+    half_ranges = (maxs - mins)[np.isfinite(mins)] / 2.0
+    if half_ranges.size == 0:
+        return means  # no finite value anywhere: all NaN
+    typical = float(np.median(half_ranges))
+    # A spike must stand out from *both* neighbours: at a level change, the column between the two
+    # levels holds points of each and must not be drawn as a spike of either.
+    highest, lowest = _neighbour_bounds(means)
+    with np.errstate(invalid="ignore"):
+        above = maxs - highest
+        below = lowest - mins
+        spike_up = (above > SPIKE_FACTOR * typical) & ~(below > above)
+        spike_down = (below > SPIKE_FACTOR * typical) & ~spike_up
+    return np.where(spike_up, maxs, np.where(spike_down, mins, means))
+
+
+def _neighbour_bounds(levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per column, the higher and the lower of the finite levels of the previous and next column.
+
+    A column without a finite neighbour gets its own level (so it is judged against itself).
+    """
+    padded = np.concatenate(([np.nan], levels, [np.nan]))
+    neighbours = np.stack((padded[:-2], padded[2:]))
+    finite = np.isfinite(neighbours)
+    highest = np.where(finite, neighbours, -np.inf).max(axis=0)
+    lowest = np.where(finite, neighbours, np.inf).min(axis=0)
+    alone = ~finite.any(axis=0)
+    highest[alone] = levels[alone]
+    lowest[alone] = levels[alone]
+    return highest, lowest
+
+
+def sparkline_glyphs(columns: np.ndarray, low: float | None = None, high: float | None = None) -> str:
+    """Block glyphs for already downsampled column values (NaN columns drawn as ``NON_FINITE_GLYPH``).
+
+    ``low``/``high`` fix the scale (to compare runs side by side); by default it spans the finite
+    columns. A flat series draws as a row of ``FLAT_GLYPH``, mid-height, so it does not read as zero.
+    """
+    columns = np.asarray(columns, dtype=np.float64)
+    finite = np.isfinite(columns)
+    if not finite.any():
+        return NON_FINITE_GLYPH * int(columns.shape[0])
+    low = float(np.min(columns[finite])) if low is None else float(low)
+    high = float(np.max(columns[finite])) if high is None else float(high)
+    # Halves keep the span finite even for values near ±1.8e308.
+    half_span = high / 2.0 - low / 2.0
+    if not np.isfinite(half_span) or half_span <= 0.0:
+        levels = np.full(columns.shape[0], 3, dtype=np.int64)
+    else:
+        with np.errstate(invalid="ignore", over="ignore"):
+            halves = np.where(finite, columns, low) / 2.0 - low / 2.0
+            scaled = halves / half_span * (len(SPARK_GLYPHS) - 1)
+        levels = np.clip(np.rint(scaled), 0, len(SPARK_GLYPHS) - 1).astype(np.int64)
+    glyphs = np.array(list(SPARK_GLYPHS))[levels]
+    glyphs[~finite] = NON_FINITE_GLYPH
+    return "".join(glyphs.tolist())
+
+
+def sparkline_text(values: np.ndarray, width: int) -> str:
+    """A unicode sparkline of at most ``width`` glyphs for a whole series (any values, NaN-safe)."""
+    if width <= 0:
+        return ""
+    return sparkline_glyphs(sparkline_values(values, width))

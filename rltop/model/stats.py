@@ -1,0 +1,144 @@
+"""Summary statistics of one series for displays and reports (snapshot, dashboard). No Rich/Textual.
+
+Every statistic except ``last`` and ``count`` is taken over the finite values only, so one NaN never
+turns min/max into NaN; ``non_finite`` counts what was left out, and ``last`` is the last logged value
+as it is (NaN included), because that is what the run is doing now.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from rltop.model.series import Series
+
+TRENDS = ("up", "down", "flat")
+TREND_MARKS = {"up": "▲", "down": "▼", "flat": "─"}
+"""One-cell marks for a trend, shared by every view."""
+
+# The recent window of the trend: the last 10 % of the finite points (like mean_last_10pct), at
+# least 3 and at most 500 points, compared with the same number of points just before it.
+_TREND_FRACTION = 0.1
+_TREND_MIN, _TREND_MAX = 3, 500
+# A change counts when it is both meaningful (>= 5 % of the series' robust range) and larger than
+# twice its standard error estimated from the windows' own noise (MAD), so noise reads as flat.
+_TREND_RELATIVE = 0.05
+_TREND_Z = 2.0
+_RANGE_SAMPLE = 2048
+
+
+@dataclass
+class SeriesStats:
+    """What a row of a metric table shows about one series."""
+
+    count: int
+    """Number of points (finite or not)."""
+    first_step: int | None
+    last_step: int | None
+    last: float | None
+    """The last point's value as logged (may be NaN/±Inf); None for an empty series."""
+    min: float | None
+    """Smallest finite value; None when there is none."""
+    max: float | None
+    mean_last_10pct: float | None
+    """Mean of the finite values among the last 10 % of the points (at least one point)."""
+    trend: str
+    """"up", "down" or "flat": the recent direction (see `trend_of`)."""
+    non_finite: int
+    """Number of NaN/±Inf points."""
+
+
+def series_stats(series: Series) -> SeriesStats:
+    """Statistics of one series (O(n) numpy work; cheap enough for every repaint of 60 tags)."""
+    values = series.values
+    count = int(values.shape[0])
+    if count == 0:
+        return SeriesStats(0, None, None, None, None, None, None, "flat", 0)
+    steps = series.steps
+    finite_mask = np.isfinite(values)
+    finite = values[finite_mask]
+    tail = values[count - max(1, math.ceil(count * 0.1)) :]
+    tail_finite = tail[np.isfinite(tail)]
+    return SeriesStats(
+        count=count,
+        first_step=int(steps[0]),
+        last_step=int(steps[-1]),
+        last=float(values[-1]),
+        min=float(finite.min()) if finite.size else None,
+        max=float(finite.max()) if finite.size else None,
+        mean_last_10pct=float(tail_finite.mean()) if tail_finite.size else None,
+        trend=trend_of(finite),
+        non_finite=count - int(finite.size),
+    )
+
+
+def trend_of(finite: np.ndarray) -> str:
+    """Recent direction of a series of finite values: "up", "down" or "flat".
+
+    Compares the median of the recent window with the median of the window before it; the change
+    must exceed 5 % of the series' 2nd-98th percentile range and two standard errors of the
+    difference (from the windows' MAD), so a noisy but level series stays "flat".
+    """
+    n = int(finite.shape[0])
+    if n < 2:
+        return "flat"
+    window = min(_TREND_MAX, max(_TREND_MIN, math.ceil(n * _TREND_FRACTION)), n // 2)
+    window = max(window, 1)
+    recent = finite[n - window :]
+    before = finite[max(0, n - 2 * window) : n - window]
+    delta = float(np.median(recent) - np.median(before))
+    if delta == 0.0:
+        return "flat"
+    sample = finite[:: max(1, n // _RANGE_SAMPLE)]
+    low, high = np.percentile(sample, [2.0, 98.0]) if sample.size >= 50 else (sample.min(), sample.max())
+    spread = float(high - low)
+    if not abs(delta) >= _TREND_RELATIVE * spread:
+        return "flat"
+    noise = 1.4826 * float(
+        np.median(np.concatenate((np.abs(recent - np.median(recent)), np.abs(before - np.median(before)))))
+    )
+    # 1.2533 = sqrt(pi/2): the standard error of a median is that much larger than of a mean.
+    standard_error = 1.2533 * noise * math.sqrt(1.0 / recent.size + 1.0 / before.size)
+    if abs(delta) <= _TREND_Z * standard_error:
+        return "flat"
+    return "up" if delta > 0 else "down"
+
+
+SHORT_WIDTH = 8
+"""Cells `format_short` aims for (it needs 9 only beyond ±1e±99)."""
+
+
+def format_short(value: float | None, digits: int = 4) -> str:
+    """Compact text of a number for narrow columns: 1.93, 0.0243, 4.58e-4, 1.2e6, at most 8 cells.
+
+    Up to ``digits`` significant digits, fewer when the text would be wider than `SHORT_WIDTH`.
+    Reports print exact values elsewhere (JSON, CSV); this is for tables and cards. None is "–".
+    """
+    if value is None:
+        return "–"
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value == 0.0:
+        return "0"
+    text = ""
+    for significant in range(max(digits, 1), 0, -1):
+        text = _short(value, significant)
+        if len(text) <= SHORT_WIDTH:
+            break
+    return text
+
+
+def _short(value: float, digits: int) -> str:
+    magnitude = abs(value)
+    if 1e-3 <= magnitude < 1e5:
+        text = f"{value:.{digits}g}"
+        # 'g' turns 12345.6 into 1.235e+04 at 4 digits: keep numbers below 1e5 positional.
+        return text if "e" not in text else f"{value:.0f}"
+    mantissa, exponent = f"{value:.{max(digits - 1, 0)}e}".split("e")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa}e{int(exponent)}"

@@ -1,0 +1,99 @@
+"""The snapshot as GitHub-flavoured Markdown: a heading per run, findings and metrics as GFM tables.
+
+Meant to be pasted into issues, pull requests and chat. Names are code spans and prose is
+backslash-escaped (`rltop.report.safe_text`), so a tag called ``[x](y)|<b>`` renders literally and
+never breaks a table. Sparklines are `MARKDOWN_SPARK_WIDTH` glyphs wide.
+"""
+
+from __future__ import annotations
+
+from rltop.health.findings import Finding, Level
+from rltop.model.downsample import sparkline_text
+from rltop.model.stats import TREND_MARKS, format_short
+from rltop.report.humanize import config_value, format_staleness, format_utc, plural
+from rltop.report.safe_text import markdown_code, markdown_text
+from rltop.report.snapshot import MetricRow, RunReport, Snapshot
+
+MARKDOWN_SPARK_WIDTH = 24
+LEVEL_MARKS = {Level.OK: "🟢 ok", Level.WARN: "🟡 warn", Level.CRITICAL: "🔴 critical"}
+
+
+def render_markdown(snapshot: Snapshot) -> str:
+    """The whole snapshot as one Markdown document (ends with a newline)."""
+    counts = ", ".join(f"{count} {state}" for state, count in snapshot.state_counts())
+    lines = [
+        "# rltop snapshot",
+        "",
+        f"{plural(len(snapshot.runs), 'run')}{' (' + counts + ')' if counts else ''} · "
+        f"generated {format_utc(snapshot.generated_at)}",
+    ]
+    for run in snapshot.runs:
+        lines.append("")
+        lines.extend(run_markdown(run))
+    return "\n".join(lines) + "\n"
+
+
+def run_markdown(run: RunReport) -> list[str]:
+    """Heading, facts, findings table and one metric table per group for one run."""
+    mark = "⚪ empty" if run.state == "empty" else LEVEL_MARKS[run.level]
+    lines = [f"## {markdown_code(run.name, in_table=False)} · {mark}", ""]
+    if run.empty or run.last_step is None:
+        lines.append(f"{run.kind} · no scalar points")
+    else:
+        lines.append(
+            f"{run.kind} · step {run.last_step} · {plural(len(run.rows), 'metric')} · last point "
+            f"{format_utc(run.last_point_wall_time)} ({format_staleness(run.staleness)})"
+        )
+    if run.headline_config:
+        pairs = " ".join(
+            markdown_code(f"{key}={config_value(value)}", in_table=False)
+            for key, value in run.headline_config.items()
+        )
+        lines.extend(["", f"Config: {pairs}"])
+    lines.append("")
+    lines.extend(_findings(run))
+    for group, rows in run.groups:
+        lines.extend(["", f"**{markdown_text(group)}**", ""])
+        lines.extend(_metric_table(rows))
+    return lines
+
+
+def _findings(run: RunReport) -> list[str]:
+    if not run.findings:
+        if run.empty:
+            texts = ", ".join(markdown_code(t, in_table=False) for t in run.texts) or "none"
+            return [f"Empty run: no scalar logged yet (text summaries: {texts})."]
+        return ["No findings: every health rule passes."]
+    lines = ["| level | finding | metric | steps | details | advice |", "|---|---|---|---|---|---|"]
+    for finding in run.findings:
+        title = markdown_text(finding.title or finding.rule) + ("" if finding.active else " (over)")
+        tag = markdown_code(finding.tag) if finding.tag else ""
+        lines.append(
+            f"| {LEVEL_MARKS[finding.level]} | {title} | {tag} | {_steps(finding)} "
+            f"| {markdown_text(finding.message)} | {markdown_text(finding.advice)} |"
+        )
+    return lines
+
+
+def _steps(finding: Finding) -> str:
+    """``1–16`` for an episode, ``150`` for a single step, empty when unknown."""
+    first = finding.step if finding.first_step is None else finding.first_step
+    last = finding.step if finding.last_step is None else finding.last_step
+    if first is None or last is None:
+        return ""
+    return str(first) if first == last else f"{first}–{last}"
+
+
+def _metric_table(rows: list[MetricRow]) -> list[str]:
+    lines = ["| metric | history | last | min | max | trend | level |", "|---|---|--:|--:|--:|:-:|---|"]
+    for row in rows:
+        stats = row.stats
+        spark = sparkline_text(row.values, MARKDOWN_SPARK_WIDTH)
+        name = markdown_code(row.name)
+        if stats.non_finite:
+            name += f" ({stats.non_finite} NaN/Inf)"
+        lines.append(
+            f"| {name} | {spark} | {format_short(stats.last)} | {format_short(stats.min)} "
+            f"| {format_short(stats.max)} | {TREND_MARKS[stats.trend]} | {LEVEL_MARKS[row.level]} |"
+        )
+    return lines

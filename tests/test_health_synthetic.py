@@ -1,0 +1,222 @@
+"""Each rule on synthetic series written with a real tensorboardX SummaryWriter.
+
+For every rule: the faulty series fires at the expected level where it should, its healthy twin
+(same noise, plus one noisy point beyond the warn threshold) stays quiet, and a warn clears with
+hysteresis once the metric is back to normal, while a critical stays latched as history.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+from health_helpers import fresh_engine, judge, load_run, rule_findings, write_run
+
+from rltop.health.findings import Level
+
+
+def noisy(base: float, scale: float, count: int, seed: int = 0) -> np.ndarray:
+    """``count`` points around ``base`` with relative noise ``scale`` (deterministic)."""
+    rng = np.random.default_rng(seed)
+    return base * (1 + scale * rng.standard_normal(count))
+
+
+def with_segment(values: np.ndarray, start: int, stop: int, value: float) -> np.ndarray:
+    """A copy with points start..stop-1 (0-based) set to ``value``."""
+    out = values.copy()
+    out[start:stop] = value
+    return out
+
+
+@dataclass
+class Case:
+    """A rule, the tag it judges, a faulty series, its healthy twin and what must happen."""
+
+    id: str
+    rule: str
+    key: str
+    bad: np.ndarray
+    good: np.ndarray
+    level: Level
+    first_step: int
+    clears: bool = True  # the fault ends inside the series: the episode must be over at the end
+    config: dict = field(default_factory=dict)
+
+
+def _cases() -> list[Case]:
+    ratio = 1 + 0.002 * np.random.default_rng(1).standard_normal(60)
+    small = noisy(0.001, 0.2, 60, 2)
+    value_loss = noisy(0.2, 0.1, 80, 3)
+    grad = noisy(1.0, 0.05, 80, 4)
+    entropy = noisy(2.0, 0.005, 60, 5)
+    kl_seq = noisy(2.0, 0.1, 80, 6)
+    ramp = np.concatenate((np.linspace(0.0, 1.0, 60), np.ones(40)))
+    ramp = ramp + 0.05 * np.random.default_rng(7).standard_normal(100)
+    k1 = 0.3 + 0.25 * np.random.default_rng(8).standard_normal(60)
+    return [
+        Case("ratio-warn", "ratio_drift", "val/ratio", with_segment(ratio, 20, 30, 1.15),
+             with_segment(ratio, 25, 26, 1.3), Level.WARN, 21),
+        Case("ratio-critical", "ratio_drift", "val/ratio", with_segment(ratio, 20, 26, 2.5),
+             with_segment(ratio, 25, 26, 0.8), Level.CRITICAL, 21),
+        Case("approx-kl", "approx_kl", "policy/approxkl_avg", with_segment(small, 20, 30, 0.03),
+             with_segment(small, 25, 26, 0.05), Level.WARN, 21),
+        Case("approx-kl-critical", "approx_kl", "policy/approxkl_avg", with_segment(small, 20, 30, 0.2),
+             small, Level.CRITICAL, 21),
+        Case("clipfrac", "clip_fraction", "policy/clipfrac_avg", with_segment(np.zeros(60), 20, 30, 0.1),
+             with_segment(np.zeros(60), 25, 26, 0.1), Level.WARN, 21),
+        Case("value-clipfrac", "value_clip_fraction", "val/clipfrac_avg",
+             with_segment(small * 100, 20, 35, 0.7), with_segment(small * 100, 25, 28, 0.7), Level.WARN, 21),
+        Case("truncation-warn", "truncation", "completions/clipped_ratio",
+             with_segment(np.full(60, 0.05), 20, 30, 0.4), with_segment(np.full(60, 0.05), 25, 26, 0.6),
+             Level.WARN, 21),
+        Case("truncation-critical", "truncation", "completions/clipped_ratio",
+             with_segment(np.full(60, 0.05), 20, 30, 1.0), np.full(60, 0.05), Level.CRITICAL, 21,
+             config={"max_completion_length": 64}),
+        Case("zero-std-warn", "zero_std_groups", "frac_reward_zero_std",
+             with_segment(np.full(60, 0.1), 20, 30, 0.6), with_segment(np.full(60, 0.1), 25, 26, 0.75),
+             Level.WARN, 21),
+        Case("zero-std-critical", "zero_std_groups", "frac_reward_zero_std",
+             with_segment(np.full(60, 0.1), 20, 30, 1.0), np.full(60, 0.1), Level.CRITICAL, 21),
+        Case("entropy-warn", "entropy_collapse", "entropy", with_segment(entropy, 20, 35, 0.12),
+             np.linspace(2.0, 1.5, 60), Level.WARN, 21),
+        Case("entropy-critical", "entropy_collapse", "entropy", with_segment(entropy, 20, 60, 0.02),
+             with_segment(entropy, 30, 31, 0.1), Level.CRITICAL, 21, clears=False),
+        Case("entropy-ppo", "entropy_collapse", "policy/entropy_avg", with_segment(entropy, 20, 60, 0.001),
+             entropy, Level.CRITICAL, 21, clears=False),
+        Case("value-loss-warn", "value_loss_spike", "loss/value_avg", with_segment(value_loss, 40, 43, 2.0),
+             with_segment(with_segment(value_loss, 40, 41, 2.0), 4, 5, 5.0), Level.WARN, 41),
+        Case("value-loss-critical", "value_loss_spike", "loss/value_avg",
+             with_segment(value_loss, 40, 43, 6.0), value_loss, Level.CRITICAL, 41),
+        Case("grad-norm-spike", "grad_norm_spike", "grad_norm", with_segment(grad, 40, 43, 15.0),
+             with_segment(grad, 40, 41, 15.0), Level.WARN, 41),
+        Case("kl-absolute", "kl_blowup", "objective/kl", with_segment(kl_seq, 30, 40, 14.0),
+             with_segment(kl_seq, 35, 36, 14.0), Level.WARN, 31),
+        Case("kl-critical", "kl_blowup", "objective/kl", with_segment(kl_seq, 30, 40, 25.0), kl_seq,
+             Level.CRITICAL, 31),
+        Case("kl-relative", "kl_blowup", "objective/kl", with_segment(kl_seq * 0.25, 60, 70, 3.0),
+             np.linspace(0.0, 3.0, 80), Level.WARN, 61),
+        Case("kl-token", "kl_blowup_token", "kl", with_segment(small * 50, 30, 40, 0.7), small * 50,
+             Level.WARN, 31, config={"beta": 0.04}),
+        Case("kl-token-critical", "kl_blowup_token", "kl", with_segment(small * 50, 30, 40, 1.5),
+             with_segment(small * 50, 35, 36, 0.7), Level.CRITICAL, 31, config={"beta": 0.04}),
+        # Judged on the median of the last 10 points: below 0 once 5 of them are negative (step 25).
+        Case("negative-kl-ppo", "negative_kl", "objective/kl", with_segment(k1, 20, 40, -0.3), k1,
+             Level.WARN, 25),
+        Case("negative-kl-ppo-critical", "negative_kl", "objective/kl", with_segment(k1, 30, 33, -2.0),
+             with_segment(k1, 30, 31, -0.9), Level.CRITICAL, 31),
+        Case("negative-kl-grpo", "negative_kl", "kl", with_segment(small * 50, 30, 32, -0.01), small * 50,
+             Level.CRITICAL, 31),
+        Case("dead-update", "dead_update", "grad_norm", with_segment(grad, 30, 34, 0.0),
+             with_segment(grad, 30, 31, 1e-3), Level.CRITICAL, 31),
+        Case("vanishing-gradient", "dead_update", "grad_norm", with_segment(grad, 30, 40, 1e-8),
+             with_segment(grad, 30, 32, 1e-8), Level.WARN, 31),
+        # The reward is judged on the median of its last 10 points: it turns once half of them fell.
+        Case("reward-collapse", "reward_collapse", "reward", with_segment(ramp, 70, 100, 0.0), ramp,
+             Level.CRITICAL, 75, clears=False),
+        Case("reward-falls-back", "reward_collapse", "reward", with_segment(ramp, 70, 100, 0.45), ramp,
+             Level.WARN, 76, clears=False),
+        # Stuck = 10 identical points: the 10th (step 40) raises it.
+        Case("reward-stuck", "reward_stuck", "reward", with_segment(ramp, 30, 45, 0.25),
+             with_segment(ramp, 30, 35, 0.25), Level.WARN, 40),
+        Case("non-finite", "non_finite", "loss", with_segment(grad, 30, 31, np.nan), grad, Level.CRITICAL,
+             31),
+    ]
+
+
+CASES = _cases()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+@pytest.mark.parametrize("prefix", ["train/", ""])
+def test_rule_fires_stays_quiet_and_clears(tmp_path, case: Case, prefix: str) -> None:
+    tag = prefix + case.key
+    write_run(tmp_path, "bad", {tag: case.bad}, case.config or None)
+    write_run(tmp_path, "good", {tag: case.good}, case.config or None)
+
+    bad = judge(tmp_path, name="bad")
+    findings = rule_findings(bad, case.rule, tag)
+    assert findings, bad.findings
+    first = min(findings, key=lambda f: f.first_step)
+    assert max(f.level for f in findings) == case.level, findings
+    assert first.first_step == case.first_step, findings
+    assert tag in first.message and f"step {first.step}" in first.message and first.advice
+    final = bad.tag_levels[tag]
+    if case.clears:
+        assert not any(f.active for f in findings), findings
+        # A warn clears with hysteresis; a critical stays latched until acknowledged.
+        assert final == (Level.CRITICAL if case.level == Level.CRITICAL else Level.OK)
+    else:
+        assert any(f.active for f in findings) and final == case.level
+
+    good = judge(tmp_path, name="good")
+    assert good.findings == [], good.findings
+    assert good.tag_levels[tag] == Level.OK
+
+
+def test_truncation_advice_uses_the_run_config(tmp_path) -> None:
+    case = next(c for c in CASES if c.id == "truncation-critical")
+    write_run(tmp_path, "run", {"train/" + case.key: case.bad}, {"max_completion_length": 64})
+    (finding,) = rule_findings(judge(tmp_path), "truncation")
+    assert "max_completion_length (now 64)" in finding.advice
+
+
+def test_warn_needs_m_of_n_and_clears_only_after_k_good_points(tmp_path) -> None:
+    """approx-KL: 2 of 5 high points never warn; 3 do; clearing needs 3 points back under 0.8 × 0.015."""
+    values = np.full(40, 0.001)
+    values[[10, 12]] = 0.03  # 2 of 5: noise
+    values[20:23] = 0.03  # 3 in a row: warn from step 23
+    values[23:26] = 0.013  # below the warn threshold but above 0.8 × 0.015 = 0.012: still warn
+    values[26] = 0.001
+    values[27] = 0.02  # one point up again resets the clear count
+    # from step 29 on (index 28..30): three good points in a row -> cleared after step 30
+    write_run(tmp_path, "run", {"train/policy/approxkl_avg": values})
+    (episode,) = rule_findings(judge(tmp_path), "approx_kl")
+    assert episode.level == Level.WARN and not episode.active
+    assert (episode.first_step, episode.last_step) == (21, 30)
+
+
+def test_one_point_beyond_critical_is_warn_not_critical(tmp_path) -> None:
+    values = np.full(40, 0.001)
+    values[20] = 0.5  # far beyond the critical 0.075, but a single point
+    write_run(tmp_path, "run", {"train/policy/approxkl_avg": values})
+    (episode,) = rule_findings(judge(tmp_path), "approx_kl")
+    assert episode.level == Level.WARN and episode.value == 0.5 and episode.step == 21
+
+
+def test_grpo_clip_ratio_calibration(tmp_path) -> None:
+    """Clip ratios are judged on off-policy steps only, never with num_iterations = 1, never on eval."""
+    steps = np.arange(1, 61)
+    # num_iterations = 2: odd steps are generation (on-policy) steps with clip ratio exactly 0.
+    clipped = np.where((steps % 2 == 0) & (steps > 20), 0.3, 0.0)
+    series = {"train/clip_ratio/region_mean": clipped, "eval/clip_ratio/region_mean": clipped}
+    write_run(tmp_path, "reuse", series, {"num_iterations": 2, "logging_steps": 1})
+    write_run(tmp_path, "on_policy", series, {"num_iterations": 1, "logging_steps": 1})
+    reuse = judge(tmp_path, name="reuse")
+    (finding,) = rule_findings(reuse, "grpo_clip_ratio")
+    assert finding.tag == "train/clip_ratio/region_mean" and finding.level == Level.CRITICAL
+    assert finding.first_step == 22  # the first off-policy step with clipping
+    assert "num_iterations (now 2)" in finding.advice
+    assert judge(tmp_path, name="on_policy").findings == []
+
+
+def test_missing_kl_with_beta_zero_is_expected(tmp_path) -> None:
+    """GRPO with beta = 0 logs no kl: nothing is reported about it."""
+    write_run(tmp_path, "run", {"train/reward": np.linspace(0, 1, 40), "train/entropy": np.full(40, 2.0)},
+              {"beta": 0.0, "num_iterations": 1})
+    health = judge(tmp_path)
+    assert health.findings == [] and health.kind == "GRPO"
+
+
+def test_non_finite_latches_until_acknowledged(tmp_path) -> None:
+    values = np.ones(40)
+    values[10] = np.inf
+    write_run(tmp_path, "run", {"train/loss": values})
+    engine = fresh_engine()
+    run = load_run(tmp_path, "run")
+    health = engine.assess(run)
+    (finding,) = health.findings
+    assert finding.level == Level.CRITICAL and not finding.active and "+Inf at step 11" in finding.message
+    assert health.level == Level.CRITICAL
+    engine.acknowledge(run.name)
+    assert engine.assess(run).level == Level.OK
