@@ -88,7 +88,7 @@ class EntropyRule(Rule):
         penalty = f"beta{c.now('beta')}" if context.kind == "GRPO" else f"kl_coef{c.now('kl_coef')}"
         return (
             "The policy became near-deterministic too early: lower the learning rate"
-            f"{c.now('learning_rate')}, raise the KL penalty ({penalty}), or add entropy (a higher "
+            f"{c.now('learning_rate')}, raise the KL penalty {penalty}, or add entropy (a higher "
             f"sampling temperature{c.now('temperature')}, an entropy bonus)."
         )
 
@@ -186,7 +186,7 @@ class KlBlowupRule(Rule):
         c = context.calibration
         penalty = f"beta{c.now('beta')}" if self.name == "kl_blowup_token" else f"kl_coef{c.now('kl_coef')}"
         return (
-            f"The policy drifts away from the reference: raise the KL penalty ({penalty}) or lower the "
+            f"The policy drifts away from the reference: raise the KL penalty {penalty} or lower the "
             f"learning rate{c.now('learning_rate')}; past ~20 nats per sequence the reward is usually being "
             "over-optimised."
         )
