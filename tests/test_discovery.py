@@ -90,3 +90,10 @@ def test_non_event_file_given_explicitly(tmp_path: Path) -> None:
 def test_missing_path_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(DiscoveryError, match="no such file"):
         discover([str(tmp_path / "nope")])
+
+
+def test_roots_with_the_same_base_name_stay_apart(tmp_path: Path) -> None:
+    for side in ("a", "b"):
+        _touch(tmp_path / side / "logs" / "run1" / "events.out.tfevents.1.h.1.0")
+    found = discover([str(tmp_path / "a" / "logs"), str(tmp_path / "b" / "logs")])
+    assert [r.name for r in found.runs] == ["a/logs/run1", "b/logs/run1"]

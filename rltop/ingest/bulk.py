@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rltop.ingest.crc import masked_crc32c_affine, masked_crc32c_rows
 from rltop.ingest.frames import strided_view
 from rltop.ingest.wire import WireError, decode_event
 
@@ -51,6 +52,7 @@ class DecodedBatch:
     texts: list[tuple[str, int, float, str]] = field(default_factory=list)  # tag, step, wall, text
     file_version: str | None = None
     bad_records: list[int] = field(default_factory=list)  # payload offsets that did not decode
+    bad_crc: list[int] = field(default_factory=list)  # payload offsets whose CRC did not match
 
 
 def decode_records(
@@ -61,15 +63,23 @@ def decode_records(
     if starts.size == 0:
         return batch
     buf = np.frombuffer(data, dtype=np.uint8)
-    fast, tag_ids, tag_names, steps, walls, values = _decode_fast(data, buf, starts, lengths)
+    fast, corrupt, tag_ids, tag_names, steps, walls, values = _decode_fast(data, buf, starts, lengths)
+    slow = np.flatnonzero(~fast & ~corrupt)
+    # Every payload's CRC is checked: a flipped bit must never become a wrong point (or, through
+    # a wrong step, purge a series). Fast rows were checked in _decode_fast.
+    stored = strided_view(data, "<u4")[starts[slow] + lengths[slow]]
+    slow_ok = masked_crc32c_rows(buf, starts[slow], lengths[slow]) == stored
+    corrupt[slow[~slow_ok]] = True
+    batch.bad_crc = starts[np.flatnonzero(corrupt)].tolist()
     # tag id -> list of (record index, step, wall, value, single) from the slow path
     slow_points: dict[str, list[tuple[int, int, float, float, bool]]] = {}
-    for index in np.flatnonzero(~fast).tolist():
+    for index in slow[slow_ok].tolist():
         start = int(starts[index])
         payload = data[start : start + int(lengths[index])]
         try:
             event = decode_event(payload, plugins)
-        except WireError:
+        except (WireError, ValueError, OverflowError, UnicodeError):
+            # Well-framed bytes that are not a usable Event: report them, never raise.
             batch.bad_records.append(start)
             continue
         if event.file_version is not None:
@@ -122,6 +132,7 @@ def _decode_fast(data: bytes, buf: np.ndarray, starts: np.ndarray, lengths: np.n
     """
     top = buf.size - 1
     ok = np.zeros(starts.size, dtype=bool)
+    corrupt = np.zeros(starts.size, dtype=bool)
     # The smallest one-scalar record is 22 bytes; every index read below stays inside the record
     # or its 4-byte payload CRC, so no bounds clipping is needed until the tag length is known.
     rows = np.flatnonzero(lengths >= _MIN_FAST_RECORD)
@@ -135,18 +146,41 @@ def _decode_fast(data: bytes, buf: np.ndarray, starts: np.ndarray, lengths: np.n
     good &= q + 11 + tag_len == s + lengths[rows]
     good &= buf[np.minimum(q + 6 + tag_len, top)] == 0x15
     keep = np.flatnonzero(good)
-    rows, q, tag_len, step = rows[keep], q[keep], tag_len[keep], step[keep]
+    rows, q, tag_len, step, size = rows[keep], q[keep], tag_len[keep], step[keep], size[keep]
     empty = np.empty(0, np.int64)
     if rows.size == 0:
-        return ok, empty, [], empty, np.empty(0), np.empty(0)
+        return ok, corrupt, empty, [], empty, np.empty(0), np.empty(0)
     tag_start = q + 6
     tag_ids, names, exact = _tag_ids(data, buf, tag_start, tag_len)
     if not exact.all():
-        rows, q, tag_len, tag_ids, step = rows[exact], q[exact], tag_len[exact], tag_ids[exact], step[exact]
+        rows, q, tag_len, tag_ids, step, size = (a[exact] for a in (rows, q, tag_len, tag_ids, step, size))
+    good = _payload_crc_ok(data, buf, starts[rows], lengths[rows], tag_ids, size, q + 7 + tag_len)
+    if not good.all():
+        corrupt[rows[~good]] = True
+        rows, q, tag_len, tag_ids, step = (a[good] for a in (rows, q, tag_len, tag_ids, step))
     ok[rows] = True
     walls = strided_view(data, "<f8")[starts[rows] + 1]
     values = strided_view(data, "<f4")[q + 7 + tag_len].astype(np.float64)
-    return ok, tag_ids, names, step, walls, values
+    return ok, corrupt, tag_ids, names, step, walls, values
+
+
+def _payload_crc_ok(data, buf, starts, lengths, tag_ids, step_size, value_at) -> np.ndarray:
+    """Check the payload CRC of one-scalar records with the affine shortcut.
+
+    Records of one tag and one step-varint size have the same length and the same bytes except
+    the wall time (offsets 1-8), the step (10..) and the value (4 bytes): the first record of each
+    such group is the template, and only those offsets are looked up for the others.
+    """
+    group = tag_ids * 11 + step_size
+    first_of_group = np.full(int(group.max()) + 1, -1, dtype=np.int64)
+    first_of_group[group[::-1]] = np.arange(group.size - 1, -1, -1, dtype=np.int64)
+    template = first_of_group[group]
+    value_offset = value_at - starts
+    variable = [np.int64(k) for k in range(1, 9)]
+    variable += [np.int64(10 + k) for k in range(int(step_size.max()))]
+    variable += [value_offset + k for k in range(4)]
+    crcs = masked_crc32c_affine(buf, starts, lengths, template, variable)
+    return crcs == strided_view(data, "<u4")[starts + lengths]
 
 
 def _varints(buf: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,8 +1,9 @@
 """Find the runs under the paths a user gives: a run is a directory that directly holds event files.
 
 A run's name is its directory relative to the root it was found under (with several roots, the
-root's own name comes first, so names stay unique). Files of one run are read in the order of the
-timestamp in their names (restarts and several writers), which is the order they were started.
+root's own name comes first, with as many parent directories as it takes to keep names unique).
+Files of one run are read in the order of the timestamp in their names (restarts and several
+writers), which is the order they were started.
 """
 
 from __future__ import annotations
@@ -62,9 +63,8 @@ def discover(paths: list[str]) -> Discovery:
     check_paths(paths)
     result = Discovery(roots=[os.path.abspath(p) for p in paths])
     runs: dict[str, RunSource] = {}
-    prefix_roots = len(paths) > 1
-    for path in paths:
-        label = _root_label(path) if prefix_roots else ""
+    labels = _root_labels(paths)
+    for path, label in zip(paths, labels):
         if os.path.isfile(path):
             _add_single_file(path, label, runs, result)
         else:
@@ -75,8 +75,20 @@ def discover(paths: list[str]) -> Discovery:
     return result
 
 
-def _root_label(path: str) -> str:
-    return os.path.basename(os.path.normpath(os.path.abspath(path))) or "/"
+def _root_labels(paths: list[str]) -> list[str]:
+    """Name prefixes for the roots: none for one root, else each root's shortest distinct tail.
+
+    ``/x/a/logs`` and ``/x/b/logs`` become ``a/logs`` and ``b/logs``, so two roots with the same
+    base name never merge their runs.
+    """
+    if len(paths) < 2:
+        return [""] * len(paths)
+    parts = [os.path.normpath(os.path.abspath(p)).strip(os.sep).split(os.sep) for p in paths]
+    for depth in range(1, max(len(p) for p in parts) + 1):
+        labels = ["/".join(p[-depth:]) or "/" for p in parts]
+        if len(set(labels)) == len(set(map(tuple, parts))):
+            return labels
+    return ["/".join(p) or "/" for p in parts]
 
 
 def _join_name(label: str, relative: str) -> str:

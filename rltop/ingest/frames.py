@@ -12,8 +12,9 @@ A plain Python walk over frames tops out near 3M records/s, so the common case i
 A length-CRC mismatch is "not written yet" when no valid record follows it (the writer is in the
 middle of a record, or a network file system shows zero-filled space before the data), and
 corruption when one does: the scan then resynchronises on that next valid record and reports the
-skipped span once. Payload CRCs are checked on demand (``verify_payload``) or where damage makes a
-record suspect, which keeps bulk loads fast (the same trade TensorBoard's Rust reader makes).
+skipped span once. A stretch of more than 16 MB with no valid record at all is given up on (reported
+once, its last 64 KB kept) so that garbage can never hold unbounded memory. Payload CRCs are checked
+by the decoder (`rltop.ingest.bulk`), for every record.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from rltop.ingest.crc import masked_crc32c_rows
 HEADER = 12  # u64 length + u32 length crc
 OVERHEAD = 16  # header + u32 payload crc
 MAX_RECORD = 1 << 31  # a larger length is treated as damage, never allocated
+MAX_BLOCKED = 16 << 20  # bytes after a bad header, with nothing valid in them, before giving up
+KEEP_AFTER_GIVING_UP = 1 << 16  # the tail kept then: a valid record may be starting in it
 
 
 @dataclass
@@ -50,7 +53,7 @@ def strided_view(buf: bytes | memoryview, dtype: str) -> np.ndarray:
     return np.ndarray(shape=(count,), dtype=dtype, buffer=buf, offset=0, strides=(1,))
 
 
-def scan_frames(data: bytes, verify_payload: bool = False) -> FrameScan:
+def scan_frames(data: bytes) -> FrameScan:
     """Find the complete, valid records of ``data`` (which starts on a record boundary)."""
     n = len(data)
     buf = np.frombuffer(data, dtype=np.uint8)
@@ -63,7 +66,6 @@ def scan_frames(data: bytes, verify_payload: bool = False) -> FrameScan:
     found_starts: list[np.ndarray] = []
     found_lengths: list[np.ndarray] = []
     damage: list[tuple[int, int]] = []
-    suspects: list[int] = []  # record starts followed by damage: their payload CRC gets checked
     pos = 0
     blocked_at = None
     while pos < n:
@@ -91,21 +93,18 @@ def scan_frames(data: bytes, verify_payload: bool = False) -> FrameScan:
             blocked_at = pos
             break  # nothing valid after it: most likely a record still being written
         damage.append((pos, resync - pos))
-        if found_starts:
-            suspects.append(int(found_starts[-1][-1]))
         pos = resync
 
+    if blocked_at is not None and n - blocked_at > MAX_BLOCKED:
+        resume = n - KEEP_AFTER_GIVING_UP
+        damage.append((blocked_at, resume - blocked_at))
+        blocked_at, pos = None, resume
     record_starts = np.concatenate(found_starts) if found_starts else np.empty(0, np.int64)
     record_lengths = np.concatenate(found_lengths) if found_lengths else np.empty(0, np.int64)
-    keep = _payload_checks(buf, u32, record_starts, record_lengths, verify_payload, suspects)
-    if keep is not None:
-        for bad in np.flatnonzero(~keep).tolist():
-            damage.append((int(record_starts[bad]), int(OVERHEAD + record_lengths[bad])))
-        record_starts, record_lengths = record_starts[keep], record_lengths[keep]
-    return FrameScan(record_starts + HEADER, record_lengths, pos, _merge_spans(damage), blocked_at)
+    return FrameScan(record_starts + HEADER, record_lengths, pos, merge_spans(damage), blocked_at)
 
 
-def _merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Join touching or overlapping (offset, length) spans: one damage, one report."""
     merged: list[tuple[int, int]] = []
     for start, length in sorted(spans):
@@ -205,22 +204,3 @@ def _general_resync(data, u64, u32, buf, start: int, stop: int) -> int | None:
             if int(crc) == int(u32[p + HEADER + length]):
                 return p
     return None
-
-
-def _payload_checks(buf, u32, starts, lengths, verify_all: bool, suspects: list[int]):
-    """A keep-mask after payload CRC checks, or None when nothing needed checking."""
-    if starts.size == 0:
-        return None
-    if verify_all:
-        rows = np.arange(starts.size)
-    elif suspects:
-        rows = np.searchsorted(starts, np.array(suspects, dtype=np.int64))
-    else:
-        return None
-    crcs = masked_crc32c_rows(buf, starts[rows] + HEADER, lengths[rows])
-    bad = crcs != u32[starts[rows] + HEADER + lengths[rows]]
-    if not bad.any():
-        return None
-    keep = np.ones(starts.size, dtype=bool)
-    keep[rows[bad]] = False
-    return keep

@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from rltop.ingest.bulk import DecodedBatch, decode_records
-from rltop.ingest.frames import scan_frames
+from rltop.ingest.frames import HEADER, merge_spans, scan_frames
 
 # Bytes per read. Measured on a 54 MB log: 4 MB windows loaded it 25 % faster than 16 MB ones
 # (the temporaries of a window stay in cache and freed memory is reused instead of faulted in).
 DEFAULT_WINDOW = 4 << 20
-VERIFY_ALL_BELOW = 1 << 20  # reads smaller than this (the live tail) check every payload CRC
 
 
 @dataclass
@@ -78,16 +79,28 @@ class EventFileReader:
         result.bytes_read = got
         base = self.offset - len(self._pending)  # file offset of data[0]
         self.offset += got
-        scan = scan_frames(data, verify_payload=got < VERIFY_ALL_BELOW)
-        for where, skipped in scan.damage:
+        scan = scan_frames(data)
+        decoded = decode_records(data, scan.payload_starts, scan.payload_lengths, self._plugins)
+        consumed = scan.consumed
+        damage = list(scan.damage)
+        for start in decoded.bad_crc:
+            length = int(scan.payload_lengths[np.searchsorted(scan.payload_starts, start)])
+            record_start, record_end = start - HEADER, start + length + 4
+            if record_end == consumed and consumed == len(data):
+                # The last record, nothing after it: its payload may not have landed yet (a network
+                # file system shows the size first). Keep it pending instead of calling it damage.
+                consumed = record_start
+            else:
+                damage.append((record_start, record_end - record_start))
+        for where, skipped in merge_spans(damage):
             result.problems.append(
                 f"{self.path}: corrupt data at byte {base + where} ({skipped} bytes skipped); "
                 "resynchronised on the next valid record"
             )
-        result.decoded = decode_records(data, scan.payload_starts, scan.payload_lengths, self._plugins)
-        for start in result.decoded.bad_records:
-            result.problems.append(f"{self.path}: undecodable event at byte {base + start - 12}; skipped")
-        self._pending = bytes(data[scan.consumed :])
+        for start in decoded.bad_records:
+            result.problems.append(f"{self.path}: undecodable event at byte {base + start - HEADER}; skipped")
+        result.decoded = decoded
+        self._pending = bytes(data[consumed:])
         # Nothing valid from the first byte on: say so once, but keep waiting in case the
         # writer is still producing its first record (it normally writes 88 bytes at once).
         if base == 0 and scan.blocked_at == 0 and not result.more and not self._reported_stuck:

@@ -38,6 +38,9 @@ _CONTENT_DTYPES: dict[int, str] = {
 }
 
 
+_U64_MASK = (1 << 64) - 1
+
+
 class WireError(ValueError):
     """The bytes are not a well-formed protobuf message."""
 
@@ -65,7 +68,7 @@ def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
         pos += 1
         result |= (byte & 0x7F) << shift
         if not byte & 0x80:
-            return result, pos
+            return result & _U64_MASK, pos  # protobuf drops bits past 64, so do we
         shift += 7
         if shift >= 70:
             raise WireError("varint too long")
@@ -176,7 +179,10 @@ def _decode_tensor(tag: str, raw: bytes, plugin: str | None, event: DecodedEvent
             content = value
         elif number == 8 and wire_type == 2:
             strings.append(value)
-        elif number in (5, 6, 7, 10, 11, 13, 16, 17):
+        elif number == 13:  # half_val: raw 16-bit patterns of half / bfloat16 values
+            halves = _repeated_numbers(13, wire_type, value)
+            numbers.extend(_half_bits_to_float(int(bits), dtype) for bits in halves)
+        elif number in (5, 6, 7, 10, 11, 16, 17):
             numbers.extend(_repeated_numbers(number, wire_type, value))
     if dtype == DT_STRING:
         if plugin in (None, "text") and strings:
@@ -206,11 +212,15 @@ def _repeated_numbers(number: int, wire_type: int, value) -> list[float]:
     if number == 5:  # float_val
         if wire_type == 5:
             return [_FLOAT.unpack(value)[0]]
-        return list(np.frombuffer(value, "<f4").astype(np.float64)) if wire_type == 2 else []
+        if wire_type != 2 or len(value) % 4:
+            return []
+        return list(np.frombuffer(value, "<f4").astype(np.float64))
     if number == 6:  # double_val
         if wire_type == 1:
             return [_DOUBLE.unpack(value)[0]]
-        return list(np.frombuffer(value, "<f8")) if wire_type == 2 else []
+        if wire_type != 2 or len(value) % 8:
+            return []
+        return list(np.frombuffer(value, "<f8"))
     if wire_type == 0:
         ints = [value]
     elif wire_type == 2:
@@ -223,11 +233,11 @@ def _repeated_numbers(number: int, wire_type: int, value) -> list[float]:
         return []
     if number in (7, 10):  # int_val / int64_val are signed, sign-extended to 64 bits
         return [float(_signed64(x)) for x in ints]
-    # half_val (13) holds the raw 16 bits of half or bfloat16 values: converted by dtype later.
     return [float(x) for x in ints]
 
 
 def _half_bits_to_float(bits: int, dtype: int) -> float:
+    bits &= 0xFFFF
     if dtype == DT_BFLOAT16:
         return float(np.array([bits << 16], dtype=np.uint32).view(np.float32)[0])
     return float(np.array([bits], dtype=np.uint16).view(np.float16)[0])
@@ -246,6 +256,4 @@ def _tensor_scalar(dtype: int, content: bytes, numbers: list[float]) -> float | 
         return float(array[0]) if array.size == 1 else None
     if len(numbers) != 1:
         return None
-    if dtype in (DT_HALF, DT_BFLOAT16):
-        return _half_bits_to_float(int(numbers[0]) & 0xFFFF, dtype)
-    return float(numbers[0]) if dtype in _CONTENT_DTYPES else None
+    return float(numbers[0]) if dtype in _CONTENT_DTYPES or dtype == DT_BFLOAT16 else None

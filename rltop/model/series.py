@@ -3,12 +3,16 @@
 A `Series` grows by amortised doubling, so appending a batch of k points costs O(k) whatever the
 length of the history. NaN and ±Inf are stored as they are: they matter to the health rules.
 
-Out-of-order steps follow TensorBoard's per-tag purge (``EventAccumulator``'s
-``_CheckForOutOfOrderStepAndMaybePurge``): when a point arrives whose step is *smaller* than the
-last step of its tag (a restart from an earlier checkpoint), every point of that tag with a step
-greater than or equal to the new step is discarded first, so the series shows the restarted
-trajectory, not both. Equal steps are kept side by side (transformers logs ``train/epoch`` twice at
-the last step).
+Out-of-order steps: when a point arrives whose step is *smaller* than the last step of its tag
+(training resumed from an earlier checkpoint), every point of that tag with a step greater than or
+equal to the new step is discarded first, so the series shows the resumed trajectory, not both.
+This is the rule of TensorBoard's ``EventAccumulator._CheckForOutOfOrderStepAndMaybePurge`` (per
+tag, ``>=``), which TensorBoard applies to old-format files; for ``brain.Event:2`` files (torch,
+tensorboardX, TF2) the Python EventAccumulator, and so tbparse, purge only on a SessionLog START and
+keep both trajectories, and the Rust data server preempts the same way as rltop. rltop applies the
+rule to every file because a chart of two interleaved trajectories is unreadable and its health
+rules would judge a mix. Equal steps are kept side by side (transformers logs ``train/epoch``
+twice at the last step), so a step repeated without going backwards is not a restart.
 """
 
 from __future__ import annotations

@@ -26,9 +26,10 @@ _NON_FINITE = {"nan", "inf", "-inf"}
 def csv_field(text: str) -> str:
     """One CSV field, quoted only when it must be (commas, quotes, line breaks)."""
     buffer = io.StringIO()
-    # The terminator must be a line break: the csv module quotes fields containing it (and \r).
-    csv.writer(buffer, lineterminator="\n").writerow([text])
-    return buffer.getvalue()[:-1]
+    # The csv module quotes a field only for characters of its line terminator (and delimiter and
+    # quote): "\r\n" makes it quote both kinds of line break.
+    csv.writer(buffer, lineterminator="\r\n").writerow([text])
+    return buffer.getvalue()[:-2]
 
 
 def format_points(run: str, tag: str, points: Points, single: bool, fmt: str) -> Iterator[str]:
