@@ -1,21 +1,183 @@
-"""``rltop tail``: placeholder until its issue lands (replaced by the module of that issue)."""
+"""``rltop tail PATH...``: every point already written, then every new point as it lands.
+
+One line per point, in the format of ``rltop export`` (JSON Lines by default here, so that
+``rltop tail ./logs --tags val/ratio | jq`` just works; ``--format csv`` starts with the header).
+Output is flushed after each batch. Runs appearing, deleted runs, damaged files and the fallback
+to polling are reported on stderr, never mixed into the data. Ctrl-C or SIGTERM end it with
+exit code 0; a path that does not exist is exit code 2. A directory with no event files yet is
+fine: tail says once where it looks and waits for training to start.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from rltop.commands.common import UsageError, add_paths
+from rltop.commands.common import EXIT_OK, EXIT_USAGE, add_filters, add_paths, error_line, warn
+
+if TYPE_CHECKING:  # imported for real inside run(): `rltop --help` stays instant
+    from rltop.ingest.feed import ChangeBatch, PointsBatch
 
 NAME = "tail"
+DEFAULT_POLL = 1.0
+CHUNK_LINES = 8192  # lines formatted and written at a time (a stop request is checked between)
+STUCK_WRITE = 0.5  # seconds a write may block (reader of the pipe paused) before a signal aborts it
+
+
+def _interval(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of seconds (write PATH before --poll, e.g. tail ./logs --poll 2)"
+        ) from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"{text}: the interval must be > 0 and <= 3600 seconds")
+    return value
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``tail``."""
-    parser = sub.add_parser(NAME, help="(not available yet)")
-    add_paths(parser, required=False)
+    parser = sub.add_parser(
+        NAME,
+        help="print every point, then new points as training writes them",
+        description="Print every scalar point already written, then each new point as it is written, "
+        "one line each (keys/columns run, tag, step, wall_time, value, as in `rltop export`), until "
+        "Ctrl-C. Warnings and run changes go to stderr. Waits when no event file exists yet.",
+    )
+    add_paths(parser)
+    parser.add_argument("--format", choices=("jsonl", "csv"), default="jsonl", help="default: jsonl")
+    add_filters(parser)
+    parser.add_argument(
+        "--poll",
+        nargs="?",
+        const=DEFAULT_POLL,
+        type=_interval,
+        metavar="SECONDS",
+        help="poll the files every SECONDS (default 1) instead of waiting for file events: needed on "
+        "NFS, Lustre and other network file systems (chosen automatically when detected)",
+    )
     return parser
 
 
+class _Interrupted(Exception):
+    """Raised by the signal handler to abandon a write that blocks (the pipe's reader paused)."""
+
+
+class _Tail:
+    """The main-thread side of ``rltop tail``: takes batches from the watcher and prints them."""
+
+    def __init__(self, fmt: str) -> None:
+        self.fmt = fmt
+        self.stop = threading.Event()
+        self.inbox: queue.SimpleQueue = queue.SimpleQueue()  # the watcher never waits for us
+        self.writing_since: float | None = None
+
+    def on_signal(self, signum: int, frame: object) -> None:
+        """SIGINT/SIGTERM: stop after the current line; abandon a write that is stuck."""
+        self.stop.set()
+        if self.writing_since is not None and time.monotonic() - self.writing_since > STUCK_WRITE:
+            raise _Interrupted
+
+    def pump(self, alive: Callable[[], bool]) -> bool:
+        """Print batches until asked to stop (True) or until the watcher died (False)."""
+        while not self.stop.is_set():
+            try:
+                batch = self.inbox.get(timeout=0.1)
+            except queue.Empty:
+                if not alive():
+                    return False
+                continue
+            self.show(batch)
+        return True
+
+    def show(self, batch: ChangeBatch) -> None:
+        """Events on stderr, then the points on stdout, flushed."""
+        from rltop.ingest.feed import APPEARED, FALLBACK, RELOADED, WAITING
+
+        for event in batch.events:
+            if event.kind in (WAITING, FALLBACK) or (event.kind == APPEARED and not batch.initial):
+                print(f"rltop: {event.message}", file=sys.stderr, flush=True)
+            elif event.kind == RELOADED:
+                # The reader's warning already said which file; the run's points follow again.
+                print(f"rltop: {event.message}", file=sys.stderr, flush=True)
+            elif event.kind != APPEARED:
+                warn(event.message)
+                sys.stderr.flush()
+        if batch.points:
+            self.write_points(batch.points)
+
+    def write_points(self, batches: list[PointsBatch]) -> None:
+        """Each point as one line, written in chunks (a stop request is honoured between them)."""
+        from rltop.model.series import Points
+        from rltop.report.export import format_points
+
+        lines: list[str] = []
+        for points in batches:
+            view = Points(points.steps, points.wall_times, points.values)
+            for line in format_points(points.run, points.tag, view, points.single_precision, self.fmt):
+                lines.append(line)
+                if len(lines) >= CHUNK_LINES:
+                    self.write(lines)
+                    lines = []
+                    if self.stop.is_set():
+                        return
+        self.write(lines)
+
+    def write(self, lines: list[str]) -> None:
+        """Write whole lines and flush (a signal can only cut a write that is stuck)."""
+        if not lines:
+            return
+        self.writing_since = time.monotonic()
+        try:
+            sys.stdout.write("\n".join(lines) + "\n")
+            sys.stdout.flush()
+        finally:
+            self.writing_since = None
+
+
+def _install_signals(handler: Callable[[int, object], None]) -> dict:
+    """Route SIGINT and SIGTERM to ``handler``; returns the previous handlers (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous[sig] = signal.signal(sig, handler)
+    return previous
+
+
 def run(args: argparse.Namespace) -> int:
-    """Not built yet."""
-    raise UsageError("'rltop tail' is not available in this build yet")
+    """Follow the paths until Ctrl-C or SIGTERM."""
+    tail = _Tail(args.format)
+    previous = _install_signals(tail.on_signal)
+    watcher = None
+    try:
+        from rltop.ingest.watcher import Watcher
+        from rltop.report.export import CSV_HEADER
+
+        watcher = Watcher(args.paths, tail.inbox.put, poll=args.poll, tags=args.tags, runs=args.runs)
+        watcher.start()  # DiscoveryError (exit 2) for a path that does not exist
+        if args.format == "csv":
+            tail.write([CSV_HEADER])
+        if not tail.pump(lambda: watcher.running):
+            error_line("tailing stopped (see the warning above)")
+            return EXIT_USAGE
+    except _Interrupted:
+        # The pipe's reader stopped reading: drop what is still buffered for it, or the final
+        # flush at exit would block again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if watcher is not None:
+            watcher.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return EXIT_OK

@@ -24,6 +24,7 @@ from rltop.ingest.wire import WireError, decode_event
 
 _MAX_FAST_TAG = 120  # tags up to this length take the vectorised path
 _MIN_FAST_RECORD = 22
+_FEW_RECORDS = 16  # reads with at most this many records skip the vectorised path
 _HASH_PRIME = np.uint64(0x100000001B3)
 # _TAIL_MASKS[r + _MASK_OFFSET] keeps the low r bytes of a little-endian word: all 8 for r >= 8,
 # none for r <= 0 (a word past the tag's end), so no per-word clipping is needed.
@@ -63,7 +64,14 @@ def decode_records(
     if starts.size == 0:
         return batch
     buf = np.frombuffer(data, dtype=np.uint8)
-    fast, corrupt, tag_ids, tag_names, steps, walls, values = _decode_fast(data, buf, starts, lengths)
+    if starts.size > _FEW_RECORDS:
+        fast, corrupt, tag_ids, tag_names, steps, walls, values = _decode_fast(data, buf, starts, lengths)
+    else:
+        # A live-tail read of a few records: the per-record path costs less than the fixed
+        # overhead of some fifty numpy calls.
+        fast, corrupt = np.zeros(starts.size, dtype=bool), np.zeros(starts.size, dtype=bool)
+        tag_ids, tag_names = np.empty(0, np.int64), []
+        steps, walls, values = tag_ids, np.empty(0), np.empty(0)
     slow = np.flatnonzero(~fast & ~corrupt)
     # Every payload's CRC is checked: a flipped bit must never become a wrong point (or, through
     # a wrong step, purge a series). Fast rows were checked in _decode_fast.

@@ -58,17 +58,24 @@ def check_paths(paths: list[str]) -> None:
             raise DiscoveryError(f"{path}: permission denied")
 
 
-def discover(paths: list[str]) -> Discovery:
-    """Find every run under ``paths`` (directories, run directories or single event files)."""
-    check_paths(paths)
+def discover(paths: list[str], missing_ok: bool = False) -> Discovery:
+    """Find every run under ``paths`` (directories, run directories or single event files).
+
+    A path that does not exist raises `DiscoveryError`, unless ``missing_ok`` (the live watcher
+    re-discovering while a root is deleted and re-created): then it is a problem line.
+    """
+    if not missing_ok:
+        check_paths(paths)
     result = Discovery(roots=[os.path.abspath(p) for p in paths])
     runs: dict[str, RunSource] = {}
     labels = _root_labels(paths)
     for path, label in zip(paths, labels):
         if os.path.isfile(path):
             _add_single_file(path, label, runs, result)
-        else:
+        elif os.path.isdir(path):
             _walk(path, label, runs, result)
+        else:
+            result.problems.append(f"{path}: no such file or directory (deleted?); waiting for it")
     for run in runs.values():
         run.files.sort(key=lambda f: event_file_order(os.path.basename(f)))
     result.runs = sorted(runs.values(), key=lambda r: r.name)

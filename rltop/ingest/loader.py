@@ -1,18 +1,20 @@
-"""Feed event files into the series store: one-shot loads and the per-file state tailing reuses."""
+"""One-shot loads (``rltop export``, ``rltop snapshot``): discover runs, read them whole, fill a Store.
+
+The store is filled through the change feed's `apply_batch`, exactly as a live consumer fills its
+own, so a load and a live tail of the same files give the same store.
+"""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rltop.ingest.bulk import DecodedBatch
-from rltop.ingest.discovery import Discovery, RunSource, discover
-from rltop.ingest.reader import EventFileReader
-from rltop.model.run import Run, Store
-
-# (run name, tag, index of the first new point) for each series a read changed.
-Changes = list[tuple[str, str, int]]
+from rltop.ingest.discovery import Discovery, discover
+from rltop.ingest.feed import ChangeBatch, Changes, apply_batch
+from rltop.ingest.runfiles import RunFiles
+from rltop.model.run import Store
 
 
 @dataclass
@@ -24,65 +26,6 @@ class LoadResult:
     problems: list[str] = field(default_factory=list)
 
 
-class RunFeeder:
-    """Reads the event files of one run into its `Run`, file by file, from their offsets."""
-
-    def __init__(self, source: RunSource, run: Run, tag_filter: re.Pattern[str] | None = None):
-        self.source = source
-        self.run = run
-        self.tag_filter = tag_filter
-        self.readers: dict[str, EventFileReader] = {}
-
-    def add_file(self, path: str) -> None:
-        """Start reading a new event file of this run (no-op if already known)."""
-        if path not in self.readers:
-            self.readers[path] = EventFileReader(path)
-            if path not in self.source.files:
-                self.source.files.append(path)
-
-    def read_file(self, path: str, problems: list[str], until_done: bool = True) -> Changes:
-        """Read what is new in one file; with ``until_done`` keep going until it is consumed."""
-        reader = self.readers.get(path)
-        if reader is None:
-            self.add_file(path)
-            reader = self.readers[path]
-        changes: Changes = []
-        while True:
-            result = reader.read()
-            problems.extend(result.problems)
-            changes.extend(self.apply(result.decoded))
-            if result.bytes_read:
-                self.run.touch()
-            if not (until_done and result.more):
-                return changes
-
-    def read_all(self, problems: list[str]) -> Changes:
-        """Read what is new in every file of the run, in reading order."""
-        for path in self.source.files:
-            self.add_file(path)
-        changes: Changes = []
-        for path in list(self.readers):
-            changes.extend(self.read_file(path, problems))
-        return changes
-
-    def apply(self, decoded: DecodedBatch) -> Changes:
-        """Append one decoded batch to the run; return what changed."""
-        run = self.run
-        if decoded.file_version is not None:
-            run.file_version = decoded.file_version
-        for tag, step, wall, text in decoded.texts:
-            run.add_text(tag, step, wall, text)
-        changes: Changes = []
-        for tag, points in decoded.scalars.items():
-            if self.tag_filter is not None and not self.tag_filter.search(tag):
-                continue
-            first = run.add_points(
-                tag, points.steps, points.wall_times, points.values, points.single_precision
-            )
-            changes.append((run.name, tag, first))
-        return changes
-
-
 def compile_filter(pattern: str | None, what: str) -> re.Pattern[str] | None:
     """Compile a user regex (``--tags``/``--runs``); ValueError names the option on bad syntax."""
     if pattern is None:
@@ -91,6 +34,41 @@ def compile_filter(pattern: str | None, what: str) -> re.Pattern[str] | None:
         return re.compile(pattern)
     except re.error as error:
         raise ValueError(f"invalid {what} regex {pattern!r}: {error}") from None
+
+
+def file_mtime(path: str) -> float | None:
+    """Modification time of ``path`` (None when it cannot be stat'ed)."""
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return None
+
+
+def read_run(
+    files: RunFiles,
+    store: Store,
+    problems: list[str],
+    tag_filter: re.Pattern[str] | None = None,
+) -> Changes:
+    """Read everything new in every file of one run into ``store``; return what changed."""
+    changes: Changes = []
+    for path in files.paths:
+        while True:
+            read = files.read(path)
+            problems.extend(read.problems)
+            batch = ChangeBatch()
+            batch.add_decoded(files.name, files.directory, read.result.decoded, tag_filter)
+            if read.result.bytes_read:
+                mtime = file_mtime(path)
+                if mtime is not None:
+                    batch.change_times[files.name] = mtime
+            else:
+                batch.changed_runs.pop(files.name, None)  # nothing new: keep the old change time
+            if not batch.is_empty():
+                changes.extend(apply_batch(store, batch))
+            if not read.more:
+                break
+    return changes
 
 
 def load(
@@ -107,9 +85,11 @@ def load(
     for source in found.runs:
         if run_filter is not None and not run_filter.search(source.name):
             continue
-        run = result.store.run(source.name, source.directory)
-        feeder = RunFeeder(source, run, tag_filter)
-        feeder.read_all(result.problems)
+        result.store.run(source.name, source.directory)
+        files = RunFiles(source.name, source.directory, source.files)
+        read_run(files, result.store, result.problems, tag_filter)
+        for series in result.store.runs[source.name].series.values():
+            series.compact()  # a one-shot load will not grow: keep 24 bytes a point, no slack
         if on_progress is not None:
-            on_progress(run.scalar_count())
+            on_progress(result.store.runs[source.name].scalar_count())
     return result

@@ -60,7 +60,7 @@ class EventFileReader:
                 ):
                     reason = "was replaced" if identity != self._identity else "shrank"
                     result.problems.append(f"{self.path}: file {reason}; reading it again from the start")
-                    self._reset()
+                    self.reset()
                     result.restarted = True
                 self._identity = identity
                 if stat.st_size <= self.offset:
@@ -108,7 +108,8 @@ class EventFileReader:
             self._reported_stuck = True
         return result
 
-    def _reset(self) -> None:
+    def reset(self) -> None:
+        """Forget the offset and pending bytes: the next read starts at the beginning."""
         self.offset = 0
         self._pending = b""
         self._plugins.clear()

@@ -1,0 +1,141 @@
+"""The change feed: what the watcher reports, and how a consumer applies it to its own `Store`.
+
+The watcher thread never touches a consumer's store. It sends `ChangeBatch` values (plain data,
+no Textual types) through a callback; each consumer (the dashboard, ``rltop tail``, a test) keeps
+its own `Store` and calls `apply_batch` in its own thread. ``rltop.ingest.loader.load`` builds its
+store through the same `apply_batch`, so a one-shot load and a live feed fill a store identically.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rltop.ingest.bulk import DecodedBatch
+from rltop.model.run import Store
+
+# RunEvent kinds, in one place so producers and consumers agree on the spelling.
+APPEARED = "appeared"  # a run was found (at start or later)
+REMOVED = "removed"  # its directory was deleted: consumers drop the run
+STALLED = "stalled"  # a run that was live in this session has written nothing for a while
+FILE_ERROR = "file_error"  # a file or directory could not be read, was truncated or replaced
+FALLBACK = "fallback"  # native file events unavailable: the watcher polls instead (said once)
+WAITING = "waiting"  # no event file under the paths yet: the watcher waits for them (said once)
+# A file of the run shrank or was replaced: consumers drop what they hold of the run (points,
+# texts, health state) and take the run's points again from this batch on, all files re-read.
+RELOADED = "reloaded"
+EVENT_KINDS = (APPEARED, REMOVED, STALLED, FILE_ERROR, FALLBACK, WAITING, RELOADED)
+
+# (run name, tag, index of the first point that changed) for each series a batch touched.
+Changes = list[tuple[str, str, int]]
+
+
+@dataclass
+class PointsBatch:
+    """New points of one tag of one run, in the order they were written."""
+
+    run: str
+    tag: str
+    steps: np.ndarray  # int64
+    wall_times: np.ndarray  # float64, seconds since the epoch
+    values: np.ndarray  # float64, NaN and +-Inf kept
+    single_precision: bool = True  # every value came from a float32 field
+
+    def __len__(self) -> int:
+        return int(self.steps.shape[0])
+
+
+@dataclass
+class RunEvent:
+    """Something about a run (or the watch as a whole, ``run=None``) worth telling the user."""
+
+    kind: str  # one of EVENT_KINDS
+    run: str | None
+    message: str  # one line, ready to show
+    directory: str | None = None  # the run's directory (for "appeared" and "removed")
+
+
+@dataclass
+class ChangeBatch:
+    """Everything the watcher saw in one cycle. Consumers apply it whole, in this order:
+    events, then texts, then points."""
+
+    points: list[PointsBatch] = field(default_factory=list)
+    texts: list[tuple[str, str, int, float, str]] = field(default_factory=list)  # run, tag, step, wall, text
+    events: list[RunEvent] = field(default_factory=list)
+    changed_runs: dict[str, str] = field(default_factory=dict)  # run name -> directory (files changed)
+    # Local time at which the files of each changed run last changed (file mtime for what was
+    # already on disk at start, the watcher's clock for later growth); apply_batch stores it in
+    # `Run.last_change_time`. Runs missing here get `time`.
+    change_times: dict[str, float] = field(default_factory=dict)
+    file_versions: dict[str, str] = field(default_factory=dict)  # run name -> "brain.Event:2"
+    time: float = field(default_factory=time.time)  # when the watcher produced the batch
+    initial: bool = False  # part of the first read of what was already on disk
+    caught_up: bool = False  # the last batch of that first read (may be empty): live from here on
+
+    def point_count(self) -> int:
+        """Number of scalar points in the batch."""
+        return sum(len(p) for p in self.points)
+
+    def is_empty(self) -> bool:
+        """True when the batch carries nothing at all (no points, texts, events or changes)."""
+        return not (self.points or self.texts or self.events or self.changed_runs or self.caught_up)
+
+    def add_decoded(
+        self, run: str, directory: str, decoded: DecodedBatch, tag_filter: re.Pattern[str] | None = None
+    ) -> None:
+        """Add what one read of one file of ``run`` decoded (scalars filtered by ``tag_filter``)."""
+        self.changed_runs[run] = directory
+        if decoded.file_version is not None:
+            self.file_versions[run] = decoded.file_version
+        for tag, step, wall, text in decoded.texts:
+            self.texts.append((run, tag, step, wall, text))
+        for tag, points in decoded.scalars.items():
+            if tag_filter is not None and not tag_filter.search(tag):
+                continue
+            self.points.append(
+                PointsBatch(run, tag, points.steps, points.wall_times, points.values, points.single_precision)
+            )
+
+    def drop_run(self, run: str) -> None:
+        """Forget everything this batch holds about ``run`` (its directory was just deleted)."""
+        self.points = [p for p in self.points if p.run != run]
+        self.texts = [t for t in self.texts if t[0] != run]
+        for mapping in (self.changed_runs, self.change_times, self.file_versions):
+            mapping.pop(run, None)
+
+
+def apply_batch(store: Store, batch: ChangeBatch) -> Changes:
+    """Apply one batch to a consumer's store; return (run, tag, first changed index) per series.
+
+    Call it in the thread that owns ``store``. Removed runs are dropped first, so a run deleted
+    and re-created within one batch comes back fresh.
+    """
+    for event in batch.events:
+        if event.kind in (REMOVED, RELOADED) and event.run is not None:
+            store.remove(event.run)
+            if event.kind == RELOADED:
+                store.run(event.run, event.directory or "")
+        elif event.kind == APPEARED and event.run is not None:
+            store.run(event.run, event.directory or "")
+    for name, directory in batch.changed_runs.items():
+        run = store.run(name, directory)
+        run.touch(batch.change_times.get(name, batch.time))
+        if name in batch.file_versions:
+            run.file_version = batch.file_versions[name]
+    for name, tag, step, wall, text in batch.texts:
+        store.run(name, batch.changed_runs.get(name, "")).add_text(tag, step, wall, text)
+    changes: Changes = []
+    first_index: dict[tuple[str, str], int] = {}
+    for points in batch.points:
+        run = store.run(points.run, batch.changed_runs.get(points.run, ""))
+        first = run.add_points(
+            points.tag, points.steps, points.wall_times, points.values, points.single_precision
+        )
+        key = (points.run, points.tag)
+        first_index[key] = min(first, first_index.get(key, first))
+    changes.extend((run, tag, first) for (run, tag), first in first_index.items())
+    return changes

@@ -1,0 +1,292 @@
+"""The watcher's own picture of the runs: which files exist, which need reading, which went quiet.
+
+No thread and no store: the watcher thread drives a `Tracker` (list the runs again, mark files,
+read what is marked) and ships `tracker.batch` to consumers. Everything here is synchronous, so
+tests can drive it step by step.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from rltop.ingest.discovery import discover
+from rltop.ingest.feed import (
+    APPEARED,
+    FILE_ERROR,
+    RELOADED,
+    REMOVED,
+    STALLED,
+    ChangeBatch,
+    RunEvent,
+)
+from rltop.ingest.loader import file_mtime
+from rltop.ingest.runfiles import RunFiles
+
+STALL_AFTER = 300.0  # seconds without new data before a live run is reported stalled (at least)
+STALL_GAP_FACTOR = 3.0  # ... and at least this many times its longest recent gap between writes
+RECENT = 120.0  # a file that grew this recently is read on every poll
+RARE_EVERY = 10  # older files (finished restarts) are read on every tenth poll only
+
+
+@dataclass
+class TrackedRun:
+    """One run being watched: its files and how fresh it is (local clock)."""
+
+    files: RunFiles
+    last_change: float | None = None  # when its files last grew (mtime for data found at start)
+    grew: dict[str, float] = field(default_factory=dict)  # path -> when that file last grew
+    live: bool = False  # it grew during this session (only live runs can stall)
+    stalled: bool = False  # a "stalled" event was sent and no data came since
+    gaps: deque = field(default_factory=lambda: deque(maxlen=16))  # recent gaps between growths
+
+    @property
+    def name(self) -> str:
+        """The run's name."""
+        return self.files.name
+
+
+class Tracker:
+    """Runs and files under the watched paths, and the batch of changes being built."""
+
+    def __init__(
+        self,
+        paths: list[str],
+        tag_filter: re.Pattern[str] | None = None,
+        run_filter: re.Pattern[str] | None = None,
+        stall_after: float = STALL_AFTER,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.paths = list(paths)
+        self.tag_filter = tag_filter
+        self.run_filter = run_filter
+        self.stall_after = stall_after
+        self.clock = clock
+        self.started = clock()
+        self.runs: dict[str, TrackedRun] = {}  # by directory
+        self.ignored: set[str] = set()  # directories of runs that --runs leaves out
+        self.batch = ChangeBatch()
+        self._run_of: dict[str, str] = {}  # event file -> run directory
+        self._dirty: set[str] = set()  # event files to read
+        self._scan_problems: set[str] = set()  # listing problems already reported, still present
+        self._unknown: set[str] = set()  # changed files not explained yet by a rescan
+        self._unexplained: set[str] = set()  # ... nor by the last one: ignored until the next tick
+        self._polls = 0
+
+    # -- the batch ------------------------------------------------------------------------------
+
+    def take_batch(self) -> ChangeBatch:
+        """The changes gathered so far; a fresh batch starts."""
+        batch, self.batch = self.batch, ChangeBatch()
+        return batch
+
+    def _event(self, kind: str, run: str | None, message: str, directory: str | None = None) -> None:
+        self.batch.events.append(RunEvent(kind, run, message, directory))
+
+    # -- which runs and files exist -------------------------------------------------------------
+
+    def rescan(self, read_all: bool = True) -> None:
+        """List the runs again: report new runs, deleted runs and files; mark new files for reading.
+
+        With ``read_all`` every known file is marked too: after a native "tree changed" event a
+        file may have been replaced by a rename, which no write event announces. Polling passes
+        False (its own schedule reads the files) so that old files stay cheap.
+        """
+        found = discover(self.paths, missing_ok=True)
+        problems = set(found.problems)
+        for problem in sorted(problems - self._scan_problems):
+            self._event(FILE_ERROR, None, problem)
+        self._scan_problems = problems
+        seen: set[str] = set()
+        for source in found.runs:
+            directory = source.directory
+            seen.add(directory)
+            tracked = self.runs.get(directory)
+            if tracked is None:
+                if self.run_filter is not None and not self.run_filter.search(source.name):
+                    self.ignored.add(directory)
+                    continue
+                tracked = self.runs[directory] = TrackedRun(RunFiles(source.name, directory))
+                self._event(APPEARED, source.name, f"new run {source.name} ({directory})", directory)
+            for path in source.files:
+                if tracked.files.add_file(path):
+                    self._run_of[path] = directory
+                    self._dirty.add(path)
+            listed = set(source.files)
+            self._forget_deleted_files(tracked, [p for p in tracked.files.paths if p not in listed])
+        for directory in [d for d in self.runs if d not in seen]:
+            self._check_unlisted_run(self.runs[directory])
+        self.ignored &= seen
+        self._unexplained = {p for p in self._unknown if p not in self._run_of}
+        self._unknown.clear()
+        if read_all:
+            self._dirty.update(self._run_of)
+
+    def _forget_deleted_files(self, tracked: TrackedRun, candidates: Iterable[str]) -> None:
+        for path in candidates:
+            if os.path.exists(path):
+                continue  # not listed, but there: a listing problem, reported by the scan
+            tracked.files.forget_file(path)
+            tracked.grew.pop(path, None)
+            self._run_of.pop(path, None)
+            self._dirty.discard(path)
+            self._event(FILE_ERROR, tracked.name, f"{path}: deleted; the points read from it are kept")
+
+    def _check_unlisted_run(self, tracked: TrackedRun) -> None:
+        """A known run the listing no longer shows: deleted, emptied, or just unreadable now."""
+        directory = tracked.files.directory
+        if os.path.isdir(directory):
+            self._forget_deleted_files(tracked, tracked.files.paths)
+            if tracked.files.paths:
+                return  # still there, but could not be listed (reported as a scan problem)
+            reason = "its event files were deleted"
+        else:
+            reason = f"its directory {directory} was deleted"
+        del self.runs[directory]
+        for path in [p for p, d in self._run_of.items() if d == directory]:
+            del self._run_of[path]
+            self._dirty.discard(path)
+        self.batch.drop_run(tracked.name)
+        self._event(REMOVED, tracked.name, f"run {tracked.name}: {reason}", directory)
+
+    # -- which files to read --------------------------------------------------------------------
+
+    def note_changed(self, paths: Iterable[str]) -> bool:
+        """Mark files that native events reported; True when one is unknown (a rescan is due)."""
+        unknown = False
+        for path in paths:
+            if path in self._run_of:
+                self._dirty.add(path)
+            elif path in self._unexplained or os.path.dirname(path) in self.ignored:
+                continue
+            else:
+                self._unknown.add(path)
+                unknown = True
+        return unknown
+
+    def mark_due(self, everything: bool = False) -> None:
+        """Mark the files a poll should read: recent and newest files always, the others now and then."""
+        self._polls += 1
+        everything = everything or self._polls % RARE_EVERY == 0
+        now = self.clock()
+        for tracked in self.runs.values():
+            newest = tracked.files.newest_path()
+            for path in tracked.files.paths:
+                if everything or path == newest or now - tracked.grew.get(path, -RECENT) < RECENT:
+                    self._dirty.add(path)
+
+    @property
+    def has_dirty(self) -> bool:
+        """Files are waiting to be read."""
+        return bool(self._dirty)
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def read_dirty(self, should_stop: Callable[[], bool], after_window: Callable[[], None]) -> None:
+        """Read every marked file from its offset, run by run, each file of a run in writing order.
+
+        A file is read to its end before the next file of its run (so a restart's points follow
+        the old file's); ``after_window`` runs after each read (the watcher flushes big batches).
+        """
+        for tracked in sorted(self.runs.values(), key=lambda t: t.name):
+            for path in tracked.files.paths:
+                if path not in self._dirty:
+                    continue
+                while True:
+                    if should_stop():
+                        return
+                    more = self._read_window(tracked, path)
+                    after_window()
+                    if not more:
+                        break
+                self._dirty.discard(path)
+
+    def _read_window(self, tracked: TrackedRun, path: str) -> bool:
+        first_read = tracked.files.readers[path].offset == 0
+        read = tracked.files.read(path)
+        for problem in read.problems:
+            self._event(FILE_ERROR, tracked.name, problem)
+        if read.result.restarted:
+            self._reload_run(tracked)
+            return False
+        if read.result.bytes_read:
+            self.batch.add_decoded(
+                tracked.name, tracked.files.directory, read.result.decoded, self.tag_filter
+            )
+            self._grew(tracked, path, first_read)
+            self.batch.change_times[tracked.name] = tracked.last_change
+        return read.more
+
+    def _reload_run(self, tracked: TrackedRun) -> None:
+        """A file of the run shrank or was replaced: read the whole run again, every file in order.
+
+        What consumers hold may mix the old and the new contents (points at equal steps are never
+        purged), so they are told to drop the run (RELOADED) and get it again from the start.
+        """
+        name, directory = tracked.name, tracked.files.directory
+        self.batch.drop_run(name)
+        self._event(RELOADED, name, f"run {name}: a file was rewritten; reading the run again", directory)
+        for path in tracked.files.paths:
+            tracked.files.readers[path].reset()
+            while True:
+                read = tracked.files.read(path)
+                for problem in read.problems:
+                    self._event(FILE_ERROR, name, problem)
+                if read.result.bytes_read:
+                    self.batch.add_decoded(name, directory, read.result.decoded, self.tag_filter)
+                if not read.more:
+                    break
+            self._dirty.discard(path)
+        self.batch.change_times[name] = tracked.last_change = self.clock()
+
+    def _grew(self, tracked: TrackedRun, path: str, first_read: bool) -> None:
+        now = self.clock()
+        when = now
+        if first_read:
+            # Data already on disk: it changed when the file says, not now (a finished run must
+            # not look fresh). Clamped: a file server's clock may run ahead of ours.
+            mtime = file_mtime(path)
+            when = now if mtime is None else min(mtime, now)
+        live = when >= self.started
+        if live and tracked.last_change is not None and tracked.live:
+            tracked.gaps.append(when - tracked.last_change)
+        if tracked.last_change is None or when > tracked.last_change:
+            tracked.last_change = when
+        tracked.grew[path] = when
+        if live:
+            tracked.live = True
+            tracked.stalled = False
+
+    # -- staleness ------------------------------------------------------------------------------
+
+    def check_stalls(self) -> None:
+        """Report, once per pause, each live run that has written nothing for too long."""
+        now = self.clock()
+        for tracked in self.runs.values():
+            if not tracked.live or tracked.stalled or tracked.last_change is None:
+                continue
+            limit = max(self.stall_after, STALL_GAP_FACTOR * max(tracked.gaps, default=0.0))
+            idle = now - tracked.last_change
+            if idle >= limit:
+                tracked.stalled = True
+                self._event(
+                    STALLED,
+                    tracked.name,
+                    f"run {tracked.name}: no new data for {format_duration(idle)} "
+                    "(training stopped, or its writer buffers: see flush_secs)",
+                )
+
+
+def format_duration(seconds: float) -> str:
+    """Short human duration: ``45 s``, ``7 min``, ``2.5 h``, ``3 d``."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 48 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.0f} d"

@@ -1,0 +1,293 @@
+"""The live watcher, in process: first load, new points, new files and runs, both modes, clean stop.
+
+Event files are written record by record with a tiny encoder (exactly when the test says), so the
+tests see precisely what the watcher must deliver. Waits poll a condition with a generous
+deadline; nothing asserts on timing.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rltop.ingest import watcher as watcher_module
+from rltop.ingest.crc import masked_crc32c
+from rltop.ingest.discovery import DiscoveryError
+from rltop.ingest.feed import APPEARED, FALLBACK, WAITING, ChangeBatch, apply_batch
+from rltop.ingest.loader import load
+from rltop.ingest.watcher import Watcher
+from rltop.model.run import Store
+
+# watchdog warns about a harmless race when nested directories appear at once (rltop filters it
+# out of its own output; pytest resets warning filters per test).
+pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
+
+MODES = ["native", "polling"]
+FAST_POLL = 0.05
+
+
+# -- writing event files ----------------------------------------------------------------------
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _record(payload: bytes) -> bytes:
+    header = struct.pack("<Q", len(payload))
+    crcs = struct.pack("<I", masked_crc32c(header)), struct.pack("<I", masked_crc32c(payload))
+    return header + crcs[0] + payload + crcs[1]
+
+
+def scalar_record(tag: str, step: int, value: float, wall: float = 1.7e9) -> bytes:
+    """One TFRecord holding an Event with one simple_value, laid out as SummaryWriter does."""
+    name = tag.encode()
+    entry = b"\x0a" + _varint(len(name)) + name + b"\x15" + struct.pack("<f", value)
+    summary = b"\x0a" + _varint(len(entry)) + entry
+    event = b"\x09" + struct.pack("<d", wall + step) + b"\x10" + _varint(step)
+    return _record(event + b"\x2a" + _varint(len(summary)) + summary)
+
+
+def version_record() -> bytes:
+    """The first record of every event file."""
+    return _record(b"\x09" + struct.pack("<d", 1.7e9) + b"\x1a\x0dbrain.Event:2")
+
+
+class EventLog:
+    """An event file written point by point; remembers what it wrote per tag."""
+
+    def __init__(self, directory: Path, stamp: int = 1700000000, run: str | None = None) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / f"events.out.tfevents.{stamp}.testhost"
+        self.run = run if run is not None else directory.name
+        self.path.write_bytes(version_record())
+
+    def add(self, tag: str, steps, offset: float = 0.0) -> list[tuple[int, float]]:
+        """Append one point per step (value = step + offset) in one write; return them."""
+        written = [(step, float(step) + offset) for step in steps]
+        with open(self.path, "ab") as handle:
+            handle.write(b"".join(scalar_record(tag, s, v) for s, v in written))
+        return written
+
+
+# -- consuming the feed -----------------------------------------------------------------------
+
+
+class Consumer:
+    """Collects batches on the watcher thread; the test applies them in its own thread."""
+
+    def __init__(self) -> None:
+        self.batches: list[ChangeBatch] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, batch: ChangeBatch) -> None:
+        with self._lock:
+            self.batches.append(batch)
+
+    def snapshot(self) -> list[ChangeBatch]:
+        with self._lock:
+            return list(self.batches)
+
+    def points(self, run: str, tag: str) -> list[tuple[int, float]]:
+        """Every point delivered for (run, tag), in delivery order."""
+        out = []
+        for batch in self.snapshot():
+            for p in batch.points:
+                if (p.run, p.tag) == (run, tag):
+                    out.extend(zip(p.steps.tolist(), p.values.tolist()))
+        return out
+
+    def events(self, kind: str | None = None) -> list:
+        return [e for b in self.snapshot() for e in b.events if kind is None or e.kind == kind]
+
+    def store(self) -> Store:
+        store = Store()
+        for batch in self.snapshot():
+            apply_batch(store, batch)
+        return store
+
+
+def wait_for(condition, what: str, timeout: float = 15.0) -> None:
+    """Poll ``condition`` until true; fail with ``what`` after a generous deadline."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+def start_watcher(paths, mode: str, **kwargs) -> tuple[Watcher, Consumer]:
+    consumer = Consumer()
+    poll = FAST_POLL if mode == "polling" else None
+    watcher = Watcher([str(p) for p in paths], consumer, poll=poll, **kwargs)
+    watcher.start()
+    assert watcher.caught_up.wait(15), "first read did not finish"
+    return watcher, consumer
+
+
+@pytest.fixture
+def stop_all():
+    """Stop every watcher a test started, and check that no thread is left behind."""
+    before = set(threading.enumerate())
+    started: list[Watcher] = []
+    yield started.append
+    for w in started:
+        w.stop()
+    assert set(threading.enumerate()) <= before, "threads left behind after stop()"
+
+
+# -- tests ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_first_read_matches_a_full_load(trl_dir, mode, stop_all):
+    watcher, consumer = start_watcher([trl_dir], mode)
+    stop_all(watcher)
+    assert watcher.mode == mode
+    batches = consumer.snapshot()
+    assert all(b.initial for b in batches) and batches[-1].caught_up
+    live, loaded = consumer.store(), load([str(trl_dir)]).store
+    assert sorted(live.runs) == sorted(loaded.runs)
+    assert {e.run for e in consumer.events(APPEARED)} == set(loaded.runs)
+    for name, run in loaded.runs.items():
+        other = live.runs[name]
+        assert sorted(other.series) == sorted(run.series)
+        for tag, series in run.series.items():
+            np.testing.assert_array_equal(other.series[tag].steps, series.steps)
+            np.testing.assert_array_equal(other.series[tag].values, series.values)
+        assert other.config == run.config
+        assert other.last_change_time == run.last_change_time  # the files' mtime, not "now"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_new_points_files_and_runs_arrive_exactly_once_in_order(tmp_path, mode, stop_all):
+    a = EventLog(tmp_path / "a")
+    expected = {("a", "loss"): a.add("loss", range(1, 4))}
+    watcher, consumer = start_watcher([tmp_path], mode)
+    stop_all(watcher)
+    assert consumer.points("a", "loss") == expected["a", "loss"]
+
+    expected["a", "loss"] += a.add("loss", range(4, 7))
+    wait_for(lambda: consumer.points("a", "loss") == expected["a", "loss"], "appended points")
+
+    restart = EventLog(tmp_path / "a", stamp=1700000100)  # a restart: second file, steps go back
+    expected["a", "loss"] += restart.add("loss", range(5, 9), offset=0.5)
+    b = EventLog(tmp_path / "deep" / "er" / "b", run="deep/er/b")  # a new run, two levels down
+    expected["deep/er/b", "reward"] = b.add("reward", range(1, 3))
+    for key, points in expected.items():
+        wait_for(lambda key=key, points=points: consumer.points(*key) == points, f"points of {key}")
+    assert [e.run for e in consumer.events(APPEARED)] == ["a", "deep/er/b"]
+    store = consumer.store()
+    assert store.runs["a"].series["loss"].steps.tolist() == [1, 2, 3, 4, 5, 6, 7, 8]  # purged restart
+    assert store.runs["deep/er/b"].directory == str(tmp_path / "deep" / "er" / "b")
+    assert not consumer.events("file_error")
+
+
+def test_waits_for_event_files_then_follows_them(tmp_path, stop_all):
+    watcher, consumer = start_watcher([tmp_path], "native")
+    stop_all(watcher)
+    (waiting,) = consumer.events(WAITING)
+    assert str(tmp_path) in waiting.message
+    log = EventLog(tmp_path / "run")
+    written = log.add("kl", range(1, 4))
+    wait_for(lambda: consumer.points("run", "kl") == written, "the first points")
+    assert len(consumer.events(WAITING)) == 1
+
+
+def test_tag_and_run_filters(tmp_path, stop_all):
+    EventLog(tmp_path / "keep").add("train/kl", [1])
+    EventLog(tmp_path / "skip").add("train/kl", [1])
+    watcher, consumer = start_watcher([tmp_path], "polling", tags="kl$", runs="^keep")
+    stop_all(watcher)
+    EventLog(tmp_path / "keep", stamp=1700000001).add("train/loss", [2])
+    later = EventLog(tmp_path / "keep2", stamp=1700000002)
+    written = later.add("train/kl", [3])
+    wait_for(lambda: consumer.points("keep2", "train/kl") == written, "a new matching run")
+    assert {(p.run, p.tag) for b in consumer.snapshot() for p in b.points} == {
+        ("keep", "train/kl"),
+        ("keep2", "train/kl"),
+    }
+
+
+def test_single_event_file_path(tmp_path, stop_all):
+    log = EventLog(tmp_path / "r")
+    first = log.add("x", [1])
+    watcher, consumer = start_watcher([log.path], "native")
+    stop_all(watcher)
+    more = log.add("x", [2, 3])
+    wait_for(lambda: consumer.points("r", "x") == first + more, "points of a single-file path")
+
+
+def test_symlinked_root_is_followed_natively(tmp_path, stop_all):
+    log = EventLog(tmp_path / "real" / "run")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    watcher, consumer = start_watcher([tmp_path / "link"], "native")
+    stop_all(watcher)
+    written = log.add("x", [1, 2])
+    wait_for(lambda: consumer.points("run", "x") == written, "points under a symlinked root")
+
+
+def test_native_failure_falls_back_to_polling_once(tmp_path, monkeypatch, stop_all):
+    import errno
+
+    def refuse(self):
+        raise OSError(errno.ENOSPC, "inotify watch limit reached")
+
+    monkeypatch.setattr(watcher_module.NativeObserver, "start", refuse)
+    monkeypatch.setattr(watcher_module, "DEFAULT_POLL", FAST_POLL)
+    log = EventLog(tmp_path / "run")
+    watcher = Watcher([str(tmp_path)], consumer := Consumer())
+    watcher.start()
+    stop_all(watcher)
+    written = log.add("x", [1, 2])
+    wait_for(lambda: consumer.points("run", "x") == written, "points while polling")
+    assert watcher.mode == "polling"
+    (fallback,) = consumer.events(FALLBACK)
+    assert "inotify watch limit reached" in fallback.message
+    assert "max_user_watches" in fallback.message and "polling every 0.05 s" in fallback.message
+
+
+def test_network_file_system_is_polled_from_the_start(tmp_path, monkeypatch, stop_all):
+    monkeypatch.setattr(watcher_module, "network_filesystem", lambda paths: (paths[0], "nfs4"))
+    watcher, consumer = start_watcher([tmp_path], "native")
+    stop_all(watcher)
+    assert watcher.mode == "polling"
+    (fallback,) = consumer.events(FALLBACK)
+    assert "is on nfs4" in fallback.message
+
+
+def test_forced_polling_says_nothing(tmp_path, stop_all):
+    EventLog(tmp_path / "r").add("x", [1])
+    watcher, consumer = start_watcher([tmp_path], "polling")
+    stop_all(watcher)
+    assert not consumer.events(FALLBACK)
+
+
+def test_bad_arguments_fail_before_any_thread_starts(tmp_path):
+    with pytest.raises(DiscoveryError, match="no such file"):
+        Watcher([str(tmp_path / "missing")], Consumer()).start()
+    with pytest.raises(ValueError, match="--tags"):
+        Watcher([str(tmp_path)], Consumer(), tags="(")
+    with pytest.raises(ValueError, match="positive"):
+        Watcher([str(tmp_path)], Consumer(), poll=0)
+
+
+def test_stop_right_after_start_leaves_no_thread(tmp_path):
+    EventLog(tmp_path / "r").add("x", range(1, 20001))
+    before = set(threading.enumerate())
+    watcher = Watcher([str(tmp_path)], Consumer())
+    watcher.start()
+    watcher.stop()
+    assert not watcher.running
+    assert set(threading.enumerate()) <= before
