@@ -94,3 +94,22 @@ def test_shrunk_file_is_read_again(tmp_path: Path) -> None:
     assert again.restarted
     assert any("shrank" in p for p in again.problems)
     assert again.decoded.file_version == "brain.Event:2"
+
+
+def test_rewritten_in_place_past_the_old_size_is_read_again(tmp_path: Path) -> None:
+    # Same inode, larger size, other first bytes: truncated and rewritten between two reads.
+    small = trl_event_file("grpo_liger_cpu_crash").read_bytes()
+    large = trl_event_file("grpo_truncated").read_bytes()
+    target = tmp_path / "events.out.tfevents.1.host.1.0"
+    target.write_bytes(small)
+    reader = EventFileReader(str(target))
+    assert reader.read().decoded.scalars == {}
+    with open(target, "r+b") as handle:  # in place: the inode stays
+        handle.write(large)
+    points: list = []
+    again = reader.read()
+    assert again.restarted and any("rewritten" in p for p in again.problems)
+    for tag, chunk in again.decoded.scalars.items():
+        points.extend(zip([tag] * len(chunk.steps), chunk.steps.tolist(), chunk.values.tolist()))
+    expected, _ = _full(trl_event_file("grpo_truncated"))
+    assert _canonical(points) == _canonical(expected)

@@ -33,6 +33,11 @@ def warn(message: str) -> None:
     print(f"rltop: warning: {message}", file=sys.stderr)
 
 
+def note(message: str) -> None:
+    """One informational line on stderr (not a warning: waiting, polling, a new run)."""
+    print(f"rltop: {message}", file=sys.stderr, flush=True)
+
+
 def error_line(message: str) -> None:
     """One error line on stderr."""
     print(f"rltop: error: {message}", file=sys.stderr)

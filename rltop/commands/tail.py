@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rltop.commands.common import EXIT_OK, EXIT_USAGE, add_filters, add_paths, error_line, warn
+from rltop.commands.common import EXIT_OK, EXIT_USAGE, add_filters, add_paths, error_line, note, warn
 
 if TYPE_CHECKING:  # imported for real inside run(): `rltop --help` stays instant
     from rltop.ingest.feed import ChangeBatch, PointsBatch
@@ -103,11 +103,10 @@ class _Tail:
         from rltop.ingest.feed import APPEARED, FALLBACK, RELOADED, WAITING
 
         for event in batch.events:
-            if event.kind in (WAITING, FALLBACK) or (event.kind == APPEARED and not batch.initial):
-                print(f"rltop: {event.message}", file=sys.stderr, flush=True)
-            elif event.kind == RELOADED:
-                # The reader's warning already said which file; the run's points follow again.
-                print(f"rltop: {event.message}", file=sys.stderr, flush=True)
+            # A reload follows the reader's warning about the file: a note that the run's points
+            # come again, not a second warning.
+            if event.kind in (WAITING, FALLBACK, RELOADED) or (event.kind == APPEARED and not batch.initial):
+                note(event.message)
             elif event.kind != APPEARED:
                 warn(event.message)
                 sys.stderr.flush()
