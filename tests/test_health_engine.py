@@ -139,7 +139,7 @@ def test_stall_uses_now_and_the_usual_gap(tmp_path) -> None:
     # A trainer clock ahead of ours: fall back to the local time of the last file change.
     run.last_change_time = newest - 7200
     (skewed,) = [f for f in engine.assess(run, now=newest - 3600).findings if f.rule == "stall"]
-    assert skewed.level == Level.CRITICAL and "files last changed 60 min ago" in skewed.message
+    assert skewed.level == Level.CRITICAL and "files last changed 1 h ago" in skewed.message
 
 
 def test_finished_runs_never_stall(fixture_store, tmp_path) -> None:

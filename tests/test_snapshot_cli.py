@@ -102,7 +102,7 @@ def test_a_run_that_stopped_logging_is_critical(capsys, monkeypatch, tmp_path) -
     assert run_cli(capsys, "snapshot", str(tmp_path / "logs"))[0] == 0
     freeze_clock(monkeypatch, started + 600 + 3600)  # an hour later: stalled
     code, out, _ = run_cli(capsys, "snapshot", str(tmp_path / "logs"))
-    assert code == 1 and "stall" in out and "no new point for 60 min" in " ".join(out.split())
+    assert code == 1 and "stall" in out and "no new point for 1 h" in " ".join(out.split())
     rules = tmp_path / "rules.toml"
     rules.write_text("[stall]\nenabled = false\n")
     code, _, err = run_cli(capsys, "snapshot", str(tmp_path / "logs"), "--rules", str(rules))

@@ -17,7 +17,8 @@ from test_watcher import MODES, EventLog, start_watcher, wait_for
 
 from rltop.ingest import watcher as watcher_module
 from rltop.ingest.feed import APPEARED, FILE_ERROR, RELOADED, REMOVED, STALLED
-from rltop.ingest.tracker import Tracker, format_duration
+from rltop.ingest.tracker import Tracker
+from rltop.model.values import format_duration
 
 # watchdog warns about a harmless race when nested directories appear at once (rltop filters it
 # out of its own output; pytest resets warning filters per test).
@@ -191,7 +192,7 @@ def test_stall_is_reported_once_per_pause_for_live_runs_only(tmp_path):
     tracker.check_stalls()
     tracker.check_stalls()
     (stalled,) = tracker.take_batch().events
-    assert stalled.kind == STALLED and stalled.run == "live" and "61 s" in stalled.message
+    assert stalled.kind == STALLED and stalled.run == "live" and "1 min" in stalled.message
     live.add("x", [2])  # data again: a later pause is reported again
     tracker.mark_due()
     tracker.read_dirty(lambda: False, lambda: None)
@@ -201,7 +202,7 @@ def test_stall_is_reported_once_per_pause_for_live_runs_only(tmp_path):
 
 
 def test_format_duration():
-    assert [format_duration(s) for s in (5, 420, 9000, 86400 * 3)] == ["5 s", "7 min", "2.5 h", "3 d"]
+    assert [format_duration(s) for s in (5, 420, 9000, 86400 * 3)] == ["5 s", "7 min", "2 h 30 min", "3 d"]
 
 
 def test_an_internal_error_in_one_cycle_is_reported_once_and_watching_goes_on(

@@ -1,21 +1,131 @@
-"""``rltop app``: placeholder until its issue lands (replaced by the module of that issue)."""
+"""``rltop [PATH...]`` / ``rltop app``: the live dashboard (a snapshot when stdout is not a terminal)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import TYPE_CHECKING
 
-from rltop.commands.common import UsageError, add_paths
+from rltop.commands.common import EXIT_OK, UsageError, add_filters, add_paths
+
+if TYPE_CHECKING:  # Textual loads only when the dashboard runs (`rltop --help` stays instant)
+    from textual.app import App
+
+    from rltop.ui.app import RltopApp
 
 NAME = "app"
 
+DESCRIPTION = """\
+Open the live dashboard on PATH (default: the current directory): the health of the most recently
+updated run, its findings with advice, and a sparkline card per metric, updated as training writes.
+Started before training, it waits for the first event file. When stdout is not a terminal (a pipe,
+a file, cron) it prints a snapshot instead, as `rltop snapshot` does; --once forces that.
+"""
+
+EPILOG = """\
+keys: arrows/hjkl move, Enter detail chart, Esc back, / filter tags, r runs, [ ] previous/next run,
+      s smoothing and x x-axis (detail), p pause, t theme, ? help, q quit, Ctrl+P command palette
+
+themes: rltop-dark (default), rltop-light, rltop-ansi (automatic on 16-colour terminals), Textual's
+        built-in themes, and your own TOML files in ~/.config/rltop/themes/ (see the README)
+"""
+
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Register ``app``."""
-    parser = sub.add_parser(NAME, help="(not available yet)")
+    """Register ``app`` (also what a bare ``rltop PATH`` runs)."""
+    from rltop.commands.snapshot import add_snapshot_options
+
+    parser = sub.add_parser(
+        NAME,
+        help="live dashboard (the default: `rltop PATH` = `rltop app PATH`)",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_paths(parser, required=False)
+    add_filters(parser)
+    parser.add_argument(
+        "--poll", type=float, metavar="SECONDS",
+        help="poll the files every SECONDS instead of using file events (for NFS/Lustre; "
+        "chosen automatically there)",
+    )  # fmt: skip
+    parser.add_argument("--theme", metavar="NAME", help="colour theme (default: rltop-dark, or rltop-ansi "
+                        "on 16-colour terminals; env RLTOP_THEME)")
+    parser.add_argument(
+        "--run", metavar="NAME",
+        help="run to show first: its name, or a part of it (default: the most recently updated)",
+    )
+    parser.add_argument(
+        "--once", action="store_true",
+        help="print a snapshot and exit (exactly `rltop snapshot`; implied when stdout is not a terminal)",
+    )  # fmt: skip
+    group = parser.add_argument_group(
+        "snapshot options (with --once, or when stdout is not a terminal; --rules applies to both)"
+    )
+    add_snapshot_options(group, filters=False)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
-    """Not built yet."""
-    raise UsageError("'rltop app' is not available in this build yet")
+    """Open the dashboard, or print a snapshot when there is no terminal to draw on."""
+    args.paths = list(args.paths or ["."])
+    if args.once or not _is_terminal():
+        from rltop.commands.snapshot import run_snapshot
+
+        return run_snapshot(args)
+    app = make_app(args)
+    run_fullscreen(app)
+    return app.return_code or EXIT_OK  # 2 when the watcher could not start (said on exit)
+
+
+def run_fullscreen(app: App) -> int | None:
+    """Run the app on the real terminal size.
+
+    An exported ``COLUMNS``/``LINES`` (set for scripts, or leaked by a parent process) would pin
+    Textual to that size (``shutil.get_terminal_size`` prefers them) and ignore resizes, so a
+    full-screen app drops them; snapshots keep honouring ``COLUMNS`` for their width.
+    """
+    import os
+
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
+    return app.run()
+
+
+def make_app(args: argparse.Namespace) -> RltopApp:
+    """Validate everything that can be wrong before the screen is taken over, then build the app."""
+    from rltop.health.rules import load_rules
+    from rltop.ingest.discovery import check_paths
+    from rltop.ui.app import RltopApp
+
+    check_paths(args.paths)  # DiscoveryError -> one line, exit 2
+    if args.tags is not None or args.runs is not None:
+        # The loader module pulls in numpy, which the first frame does not need otherwise.
+        from rltop.ingest.discovery import compile_filter
+
+        compile_filter(args.tags, "--tags")
+        compile_filter(args.runs, "--runs")
+    if args.poll is not None and not args.poll > 0:
+        raise UsageError(f"--poll must be a positive number of seconds, got {args.poll}")
+    if args.theme is not None:
+        _check_theme(args.theme)
+    rules = load_rules(args.rules)  # a bad rules file is a one-line error before the screen is taken
+    return RltopApp(args.paths, rules=rules, poll=args.poll, tags=args.tags, runs=args.runs,
+                    theme=args.theme, run=args.run)
+
+
+def _check_theme(name: str) -> None:
+    from textual.theme import BUILTIN_THEMES
+
+    from rltop.ui.themes import load_themes
+
+    names = sorted({theme.name for theme in load_themes()[0]} | set(BUILTIN_THEMES))
+    if name not in names:
+        raise UsageError(f"unknown theme {name!r}; available: {', '.join(names)}")
+
+
+def _is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty() and sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -16,19 +16,9 @@ from rltop.health.findings import Finding, Level
 from rltop.health.rules import RuleParams
 from rltop.model.catalog import split_tag
 from rltop.model.run import Run
+from rltop.model.values import format_duration
 
 _FINISHED_KEYS = frozenset({"train_runtime", "train_loss", "train_steps_per_second"})
-
-
-def duration(seconds: float) -> str:
-    """Human text of a duration: 45 s, 12 min, 3.5 h, 2.1 days."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 36 * 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"
 
 
 def usual_gap(run: Run, points: int) -> float:
@@ -68,14 +58,15 @@ def judge_stall(run: Run, now: float, params: RuleParams, calibration: Calibrati
     if verdict is None:
         return None
     level, limit, factor, floor = verdict
-    gap_text = f"usual gap {duration(gap)}" if gap else "too few points for a usual gap"
+    gap_text = f"usual gap {format_duration(gap)}" if gap else "too few points for a usual gap"
     changed = ""
     if run.last_change_time is not None:
-        changed = f"; its files last changed {duration(max(now - run.last_change_time, 0.0))} ago"
+        changed = f"; its files last changed {format_duration(max(now - run.last_change_time, 0.0))} ago"
     step = run.last_step
     message = (
-        f"run {run.name} has logged no new point for {duration(age)} (last at step {step}; {gap_text}); "
-        f"{level.label} after {duration(limit)} = max({factor:g} × gap, {duration(floor)})"
+        f"run {run.name} has logged no new point for {format_duration(age)} "
+        f"(last at step {step}; {gap_text}); "
+        f"{level.label} after {format_duration(limit)} = max({factor:g} × gap, {format_duration(floor)})"
         f"{changed}"
     )
     advice = (

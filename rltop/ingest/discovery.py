@@ -38,6 +38,16 @@ class Discovery:
     roots: list[str] = field(default_factory=list)
 
 
+def compile_filter(pattern: str | None, what: str) -> re.Pattern[str] | None:
+    """Compile a user regex (``--tags``/``--runs``); ValueError names the option on bad syntax."""
+    if pattern is None:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as error:
+        raise ValueError(f"invalid {what} regex {pattern!r}: {error}") from None
+
+
 def is_event_file(name: str) -> bool:
     """True for TensorBoard event file names (``events.out.tfevents.<time>.<host>...``)."""
     return name.startswith(EVENT_PREFIX) and not name.endswith((".tmp", ".swp", "~"))

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rltop.ingest.discovery import Discovery, discover
+from rltop.ingest.discovery import Discovery, compile_filter, discover
 from rltop.ingest.feed import ChangeBatch, Changes, apply_batch
 from rltop.ingest.runfiles import RunFiles
 from rltop.model.run import Store
@@ -24,16 +24,6 @@ class LoadResult:
     store: Store
     discovery: Discovery
     problems: list[str] = field(default_factory=list)
-
-
-def compile_filter(pattern: str | None, what: str) -> re.Pattern[str] | None:
-    """Compile a user regex (``--tags``/``--runs``); ValueError names the option on bad syntax."""
-    if pattern is None:
-        return None
-    try:
-        return re.compile(pattern)
-    except re.error as error:
-        raise ValueError(f"invalid {what} regex {pattern!r}: {error}") from None
 
 
 def file_mtime(path: str) -> float | None:

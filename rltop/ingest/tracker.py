@@ -26,6 +26,7 @@ from rltop.ingest.feed import (
 )
 from rltop.ingest.loader import file_mtime
 from rltop.ingest.runfiles import RunFiles
+from rltop.model.values import format_duration
 
 STALL_AFTER = 300.0  # seconds without new data before a live run is reported stalled (at least)
 STALL_GAP_FACTOR = 3.0  # ... and at least this many times its longest recent gap between writes
@@ -43,6 +44,9 @@ class TrackedRun:
     live: bool = False  # it grew during this session (only live runs can stall)
     stalled: bool = False  # a "stalled" event was sent and no data came since
     gaps: deque = field(default_factory=lambda: deque(maxlen=16))  # recent gaps between growths
+    # Files read to their end at least once: until then a read is history found on disk (dated
+    # by the file's mtime), however many windows a large file takes.
+    caught_up: set[str] = field(default_factory=set)
 
     @property
     def name(self) -> str:
@@ -206,7 +210,7 @@ class Tracker:
                 self._dirty.discard(path)
 
     def _read_window(self, tracked: TrackedRun, path: str) -> bool:
-        first_read = tracked.files.readers[path].offset == 0
+        first_read = path not in tracked.caught_up
         read = tracked.files.read(path)
         for problem in read.problems:
             self._event(FILE_ERROR, tracked.name, problem)
@@ -219,6 +223,8 @@ class Tracker:
             )
             self._grew(tracked, path, first_read)
             self.batch.change_times[tracked.name] = tracked.last_change
+        if not read.more:
+            tracked.caught_up.add(path)
         return read.more
 
     def _reload_run(self, tracked: TrackedRun) -> None:
@@ -230,6 +236,7 @@ class Tracker:
         name, directory = tracked.name, tracked.files.directory
         self.batch.drop_run(name)
         self._event(RELOADED, name, f"run {name}: a file was rewritten; reading the run again", directory)
+        tracked.caught_up.clear()
         for path in tracked.files.paths:
             tracked.files.readers[path].reset()
             while True:
@@ -241,6 +248,7 @@ class Tracker:
                 if not read.more:
                     break
             self._dirty.discard(path)
+            tracked.caught_up.add(path)
         self.batch.change_times[name] = tracked.last_change = self.clock()
 
     def _grew(self, tracked: TrackedRun, path: str, first_read: bool) -> None:
@@ -279,14 +287,3 @@ class Tracker:
                     f"run {tracked.name}: no new data for {format_duration(idle)} "
                     "(training stopped, or its writer buffers: see flush_secs)",
                 )
-
-
-def format_duration(seconds: float) -> str:
-    """Short human duration: ``45 s``, ``7 min``, ``2.5 h``, ``3 d``."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 48 * 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.0f} d"

@@ -25,10 +25,9 @@ import threading
 import time
 from collections.abc import Callable
 
-from rltop.ingest.discovery import check_paths
+from rltop.ingest.discovery import check_paths, compile_filter
 from rltop.ingest.feed import FALLBACK, FILE_ERROR, WAITING, ChangeBatch, RunEvent
 from rltop.ingest.fstype import network_filesystem
-from rltop.ingest.loader import compile_filter
 from rltop.ingest.native import ChangeSignal, NativeObserver, failure_reason
 from rltop.ingest.tracker import STALL_AFTER, Tracker
 

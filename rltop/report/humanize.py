@@ -9,7 +9,10 @@ import json
 import time
 from typing import Any
 
+from rltop.model.values import format_duration
 from rltop.report.safe_text import visible
+
+__all__ = ["config_value", "format_duration", "format_staleness", "format_utc", "iso_utc", "plural"]
 
 
 def format_utc(timestamp: float | None) -> str:
@@ -24,21 +27,6 @@ def iso_utc(timestamp: float | None) -> str | None:
     if timestamp is None:
         return None
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(timestamp))
-
-
-def format_duration(seconds: float) -> str:
-    """``12 s``, ``34 min``, ``5 h 3 min``, ``3 d 4 h``: a rounded-down positive duration."""
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes = seconds // 60
-    if minutes < 60:
-        return f"{minutes} min"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 24:
-        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
-    days, hours = divmod(hours, 24)
-    return f"{days} d {hours} h" if hours else f"{days} d"
 
 
 def format_staleness(seconds: float | None) -> str:

@@ -1,1 +1,8 @@
-"""rltop.ui."""
+"""The live dashboard: a Textual app over the series store, the health engine and the live watcher.
+
+Layout of this package: `app` (the App: live feed, themes, keys that work everywhere), `session`
+(store + health + which run, no Textual), ``screens/`` (dashboard, detail, runs, help),
+``widgets/`` (one widget a file), ``app.tcss`` (all layout), ``themes/`` (TOML themes, loaded by
+`themes`), and small Textual-free helpers the widgets draw from: `cards`, `spark`, `chart`,
+`formatting`, `levels`, `tag_filter`, `chart_options`. `messages` holds every message class.
+"""

@@ -1,0 +1,149 @@
+"""Dashboard benchmarks: time to the first painted frame, time to the complete picture, idle CPU.
+
+    python benchmarks/bench_ui.py            # fixture run + 900k + 6M scalar logs, 60 s idle CPU
+    python benchmarks/bench_ui.py --quick    # fixture run + 900k log, 15 s idle CPU
+
+Each case starts the installed ``rltop PATH`` in a detached tmux pane (100 x 30, a real terminal)
+and polls ``capture-pane`` every 10 ms:
+
+- first frame: anything is on screen (rltop's first frame says where it reads; the dashboard
+  then fills in while the watcher reads, the header saying "reading… N points").
+- complete: the header shows the run's last step and no longer says "reading…".
+- idle CPU: user+sys time of the rltop process (``/proc/PID/stat``) over the idle window, after
+  the picture is complete; the log does not change, so this is the cost of a dashboard left open.
+
+Baseline, printed as ratios: a minimal Textual app (one Static and a Footer) started the same way,
+for the first frame and for idle CPU. Goals (issue 5): first frame <= 0.5 s on any log size,
+idle CPU <= 0.5 % of a core. The 900k/6M logs come from benchmarks/make_logs.py (cached).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+RLTOP = shutil.which("rltop", path=str(Path(sys.executable).parent)) or shutil.which("rltop")
+TMUX = shutil.which("tmux")
+TICKS = os.sysconf("SC_CLK_TCK")
+
+MINIMAL_APP = """
+from textual.app import App
+from textual.widgets import Footer, Static
+class Minimal(App):
+    BINDINGS = [("q", "quit", "Quit")]
+    def compose(self):
+        yield Static("hello")
+        yield Footer()
+Minimal().run()
+"""
+
+
+class Pane:
+    """A command in its own tmux server, polled with capture-pane."""
+
+    def __init__(self, command: str, width: int = 100, height: int = 30) -> None:
+        self.socket = f"rltop-bench-{uuid.uuid4().hex[:8]}"
+        env = "env -u COLUMNS -u LINES TERM=xterm-256color"
+        self.started = time.monotonic()
+        size = ("-x", str(width), "-y", str(height))
+        self._tmux("new-session", "-d", "-s", "b", *size, f"exec {env} {command}")
+        self.pid = int(self._tmux("display-message", "-p", "-t", "b", "#{pane_pid}").strip())
+
+    def _tmux(self, *args: str) -> str:
+        return subprocess.run([TMUX, "-L", self.socket, *args], capture_output=True, text=True).stdout
+
+    def wait(self, predicate, timeout: float) -> float | None:
+        """Seconds from start until ``predicate(screen)`` holds (None on timeout)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate(self._tmux("capture-pane", "-p", "-t", "b")):
+                return time.monotonic() - self.started
+            time.sleep(0.01)
+        return None
+
+    def cpu_seconds(self) -> float:
+        """user + sys CPU of the pane's process (and its finished children)."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return sum(int(value) for value in fields[11:15]) / TICKS
+
+    def close(self) -> None:
+        subprocess.run([TMUX, "-L", self.socket, "kill-server"], capture_output=True)
+
+
+def idle_cpu(pane: Pane, seconds: float) -> float:
+    """Percent of one core used over ``seconds`` of doing nothing."""
+    before, start = pane.cpu_seconds(), time.monotonic()
+    time.sleep(seconds)
+    return 100.0 * (pane.cpu_seconds() - before) / (time.monotonic() - start)
+
+
+def bench_minimal(idle: float) -> tuple[float, float]:
+    script = Path(tempfile.mkdtemp()) / "minimal.py"
+    script.write_text(MINIMAL_APP)
+    pane = Pane(f"{sys.executable} {script}")
+    try:
+        first = pane.wait(lambda screen: screen.strip() != "", 30)
+        time.sleep(1.0)
+        return first or float("nan"), idle_cpu(pane, idle)
+    finally:
+        pane.close()
+
+
+def bench_rltop(path: Path, last_step: int, idle: float, timeout: float) -> dict[str, float | None]:
+    pane = Pane(f"{RLTOP} {path}")
+    try:
+        first = pane.wait(lambda screen: screen.strip() != "", 30)
+        complete = pane.wait(
+            lambda screen: f"step {last_step} " in screen.splitlines()[0] + " " and "reading" not in screen,
+            timeout,
+        )
+        time.sleep(2.0)  # let the last repaint and the first health tick pass
+        return {"first": first, "complete": complete, "idle": idle_cpu(pane, idle)}
+    finally:
+        pane.close()
+
+
+def main() -> None:
+    """Run the cases and print a table with ratios to the minimal Textual app."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="skip the 6M log, 15 s idle windows")
+    args = parser.parse_args()
+    if TMUX is None or RLTOP is None:
+        sys.exit("bench_ui needs tmux and the installed rltop")
+    from make_logs import write_log
+
+    idle = 15.0 if args.quick else 60.0
+    cases = [("ppo_unstable (2.7k)", ROOT / "tests/fixtures/trl/ppo_unstable", 150)]
+    sizes = ("medium",) if args.quick else ("medium", "large")
+    for size in sizes:
+        directory = write_log(size)
+        steps = 30_000 if size == "medium" else 100_000
+        label = "30 x 30k (900k)" if size == "medium" else "60 x 100k (6M)"
+        cases.append((label, directory, steps))
+    base_first, base_idle = bench_minimal(idle)
+    print(f"baseline minimal Textual app: first frame {base_first:.3f} s, idle CPU {base_idle:.2f} %")
+    print(f"{'log':22} {'first frame':>12} {'x base':>7} {'complete':>9} {'idle CPU %':>11} {'x base':>7}")
+    for label, path, steps in cases:
+        result = bench_rltop(path, steps, idle, timeout=300)
+        first, complete, cpu = result["first"], result["complete"], result["idle"]
+        print(
+            f"{label:22} {first:12.3f} {first / base_first:7.2f} "
+            f"{(complete if complete is not None else float('nan')):9.2f} {cpu:11.2f} "
+            f"{cpu / base_idle if base_idle else float('inf'):7.2f}"
+        )
+    print("goals: first frame <= 0.5 s on any log; idle CPU <= 0.5 % of a core")
+
+
+if __name__ == "__main__":
+    main()

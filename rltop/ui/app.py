@@ -1,0 +1,374 @@
+"""The rltop Textual app: live store, health verdicts, themes and the keys that work everywhere.
+
+Data flow: the `Watcher` thread reads event files and calls ``on_batch``, which only posts a
+`LiveBatch` message. On the UI thread the app applies the batch to its own store (`Session.apply`)
+and schedules one repaint at most every `MIN_REPAINT` seconds; nothing repaints while nothing
+changes, apart from the header's clock text when its wording changes.
+
+Start-up is ordered for the first frame: this module and the dashboard screen import only Textual
+and light rltop modules; numpy, the health engine and the watcher are imported right after the
+first frame is painted (`_boot`), so the screen appears at once on any log size and fills in as
+the watcher reads the files in the background ("reading… N points" in the header meanwhile).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.timer import Timer
+
+from rltop.report.safe_text import visible
+from rltop.ui import themes
+from rltop.ui.chart_options import DEFAULT_SMOOTHING, SMOOTHING_STEPS, X_MODES
+from rltop.ui.messages import LiveBatch, WatcherFailed
+from rltop.ui.palette import palette_commands
+from rltop.ui.screens.dashboard import DashboardScreen
+
+if TYPE_CHECKING:
+    from rltop.health.engine import HealthEngine, RunHealth
+    from rltop.health.rules import Rules
+    from rltop.ingest.feed import ChangeBatch
+    from rltop.model.run import Store
+    from rltop.ui.session import Session
+
+MIN_REPAINT = 0.25
+"""Seconds between two repaints caused by new data (at most 4 per second)."""
+REASSESS_EVERY = 10.0
+"""Seconds between health re-judgements without new data (the stall rule depends on the clock)."""
+
+
+class RltopApp(App[int]):
+    """``rltop PATH``: the live dashboard."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "rltop"
+    BINDINGS = [
+        # Footer order = importance: a 40-column pane shows only the first few.
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("q", "quit", "Quit"),
+        Binding("r", "runs", "Runs"),
+        Binding("p", "pause", "Pause"),
+        Binding("t", "next_theme", "Theme"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+    ]
+
+    def __init__(
+        self,
+        paths: list[str] | None = None,
+        *,
+        store: Store | None = None,
+        engine: HealthEngine | None = None,
+        rules: Rules | None = None,
+        poll: float | None = None,
+        tags: str | None = None,
+        runs: str | None = None,
+        theme: str | None = None,
+        clock: Callable[[], float] = time.time,
+        run: str | None = None,
+    ) -> None:
+        """``paths`` are watched live; with ``store`` (tests, snapshots) that store is shown as is."""
+        super().__init__()
+        self.paths = list(paths or ["."])
+        self.clock = clock
+        self._session_args = (store, engine, rules)
+        self.session: Session | None = None
+        if store is not None:
+            self._create_session()
+        self._watch_options = None if store is not None else {"poll": poll, "tags": tags, "runs": runs}
+        self._requested_run = run
+        self.smoothing = DEFAULT_SMOOTHING
+        self.x_mode = "step"
+        self.overlay_runs = True
+        self.paused = False
+        self._paused_points = 0
+        self.filter_text = ""
+        self.waiting_note = ""
+        self._watcher = None
+        self._flush_timer: Timer | None = None
+        self._last_flush = 0.0
+        self._last_assess = 0.0
+        self._theme_problems: list[str] = []
+        self.dashboard = DashboardScreen(
+            reading=None if store is not None else [os.path.abspath(p) for p in self.paths]
+        )
+        self._setup_themes(theme)
+
+    def _create_session(self) -> None:
+        """Build the store-and-health state (imports numpy and the health engine)."""
+        from rltop.health.engine import HealthEngine
+        from rltop.ui.session import Session
+
+        store, engine, rules = self._session_args
+        self.session = Session(store, engine if engine is not None else HealthEngine(rules), self.clock)
+
+    # -- shortcuts for screens -------------------------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        """The app's own store (applied on the UI thread only)."""
+        return self.session.store
+
+    @property
+    def health(self) -> dict[str, RunHealth]:
+        """run name -> RunHealth."""
+        return self.session.health
+
+    def get_default_screen(self) -> Screen:
+        return self.dashboard
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(themes.VARIABLE_DEFAULTS)
+
+    # -- themes ------------------------------------------------------------------------------------
+
+    def _setup_themes(self, requested: str | None) -> None:
+        self._cycle, self._theme_problems = themes.install_themes(self, requested)
+
+    def action_next_theme(self) -> None:
+        """``t``: the next rltop (or user) theme."""
+        cycle = self._cycle or [self.theme]
+        index = cycle.index(self.theme) + 1 if self.theme in cycle else 0
+        self.theme = cycle[index % len(cycle)]
+        self.notify(f"theme: {self.theme}", timeout=1.5, markup=False)
+
+    # -- life cycle ------------------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        for problem in self._theme_problems:
+            self.notify(visible(problem), severity="warning", markup=False)
+        if self.session is None:
+            # Let the first frame ("Reading event files under …") reach the terminal before the
+            # heavy imports block the loop for a moment.
+            self.set_timer(0.03, self._start)
+        else:
+            self._start()
+
+    def _start(self) -> None:
+        """The heavy imports, the session, the watcher and the clock."""
+        if self.session is None:
+            self._create_session()
+        if self._watch_options is not None:
+            self._start_watcher()
+        self.set_interval(1.0, self._tick)
+        self._schedule_flush()
+
+    def _start_watcher(self) -> None:
+        from rltop.ingest.watcher import Watcher
+
+        def on_batch(batch: ChangeBatch) -> None:  # watcher thread: only post a message
+            self.post_message(LiveBatch(batch))
+
+        try:
+            self._watcher = Watcher(self.paths, on_batch, **self._watch_options)
+            self._watcher.start()
+        except (OSError, ValueError) as error:
+            self.post_message(WatcherFailed(str(error)))
+
+    def on_unmount(self) -> None:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.stop(1.0)
+
+    @on(WatcherFailed)
+    def _watcher_failed(self, message: WatcherFailed) -> None:
+        self.exit(return_code=2, message=Text(f"rltop: error: {visible(message.reason)}"))
+
+    # -- live data --------------------------------------------------------------------------------------
+
+    @on(LiveBatch)
+    def _live_batch(self, message: LiveBatch) -> None:
+        from rltop.ingest.feed import FALLBACK, FILE_ERROR, REMOVED, WAITING
+
+        batch = message.batch
+        self.session.apply(batch)
+        for event in batch.events:
+            if event.kind == WAITING:
+                self.waiting_note = event.message
+            elif event.kind in (FILE_ERROR, FALLBACK):
+                self.notify(visible(event.message), severity="warning", markup=False, timeout=8)
+            elif event.kind == REMOVED and event.run is not None:
+                self.notify(f"run removed: {visible(event.run)}", markup=False, timeout=5)
+        if self.paused:
+            self._paused_points += batch.point_count()
+            self._show_header()
+            return
+        self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        """One repaint soon, at most every MIN_REPAINT seconds."""
+        if self._flush_timer is not None:
+            return
+        delay = max(0.01, self._last_flush + MIN_REPAINT - time.monotonic())
+        self._flush_timer = self.set_timer(delay, self._flush, name="rltop-repaint")
+
+    async def _flush(self) -> None:
+        self._flush_timer = None
+        self._last_flush = time.monotonic()
+        if self.paused:
+            return
+        session = self.session
+        if session.dirty.runs:
+            session.reassess()
+            self._last_assess = time.monotonic()
+        structure = session.dirty.structure
+        changed_runs = session.dirty.runs | session.dirty.verdicts
+        if self._requested_run:
+            wanted = session.find_run(self._requested_run)
+            if wanted is not None:
+                session.select(wanted)
+                self._requested_run = None
+        switched = session.choose_run()
+        session.dirty.clear()
+        if switched or session.current in changed_runs or structure or session.current is None:
+            await self._show_dashboard()
+        self._show_header()
+        top = self.screen
+        if top.id == "detail" and (top.run_name in changed_runs or structure):
+            top.refresh_view()
+        elif top.id == "runs":
+            top.update_rows(session.run_rows())
+
+    async def _show_dashboard(self, focus_tag: str | None = None) -> None:
+        session = self.session
+        name = session.current
+        if name is None:
+            roots = [os.path.abspath(p) for p in self.paths]
+            if session.caught_up:
+                self.dashboard.show_waiting(roots, self.waiting_note)
+            else:
+                self.dashboard.show_waiting(roots, loading=(session.loaded_points, len(self.store.runs)))
+            return
+        health = session.health.get(name)
+        run = self.store.runs[name]
+        if not run.series:
+            healthy = ("No scalars in this run yet: only text summaries (a trainer that crashed before its "
+                       "first logging step looks like this).")
+        else:
+            count = len(run.series)
+            healthy = f"✔ No warnings: all {count} metrics are within their rules."
+        findings = list(health.findings) if health is not None else []
+        await self.dashboard.show_run(name, findings, session.cards(name), healthy,
+                                      focus_tag or self.dashboard.focused_tag)
+
+    def _show_header(self) -> None:
+        if self.session is None:
+            return
+        paused = self._paused_points if self.paused else None
+        info = self.session.header(paused, self.filter_text)
+        watcher = self._watcher
+        if watcher is not None and watcher.mode == "polling":
+            info.note = f"polling {watcher.poll_interval:g} s"  # NFS/Lustre, or --poll
+        self.dashboard.show_header(info)
+
+    async def _tick(self) -> None:
+        """Once a second: the header's clock text; every REASSESS_EVERY s the health (stall rule)."""
+        if self.paused:
+            return
+        if time.monotonic() - self._last_assess >= REASSESS_EVERY and self.store.runs:
+            self._last_assess = time.monotonic()
+            changed = self.session.reassess(set(self.store.runs))
+            if changed:
+                self.session.dirty.verdicts.update(changed)
+                self._schedule_flush()
+        self._show_header()
+
+    # -- actions ----------------------------------------------------------------------------------------
+
+    def open_detail(self, tag: str) -> None:
+        """Show the detail screen of ``tag`` in the current run."""
+        from rltop.ui.screens.detail import DetailScreen  # plotext and the chart code load on first use
+
+        if self.session.current is not None and tag in self.store.runs[self.session.current].series:
+            self.push_screen(DetailScreen(self.session.current, tag))
+
+    def acknowledge(self, tag: str | None) -> None:
+        """Un-latch the criticals of ``tag`` that are over, then repaint."""
+        if self.session is None:
+            return
+        self.session.acknowledge(tag)
+        self._schedule_flush()
+
+    def visible_tags(self) -> list[str]:
+        """The dashboard's metric order with the filter applied (detail screen's n/N)."""
+        return self.dashboard.visible_tags()
+
+    def filter_changed(self, text: str) -> None:
+        """The dashboard's filter changed: the header shows it."""
+        self.filter_text = text
+        self._show_header()
+
+    def action_help(self) -> None:
+        """``?``."""
+        from rltop.ui.screens.help import HelpScreen
+
+        if self.screen.id != "help":
+            self.push_screen(HelpScreen())
+
+    def action_runs(self) -> None:
+        """``r``: the runs list."""
+        from rltop.ui.screens.runs import RunsScreen  # DataTable loads on first use
+
+        if self.screen.id == "runs" or self.session is None or not self.store.runs:
+            return
+
+        async def chosen(name: str | None) -> None:
+            if name is not None:
+                await self.switch_run(name)
+
+        self.push_screen(RunsScreen(self.session.run_rows(), self.session.current), chosen)
+
+    async def action_cycle_run(self, direction: int) -> None:
+        """``[`` / ``]``: previous/next run."""
+        name = self.session.cycle(direction) if self.session is not None else None
+        if name is not None:
+            await self.switch_run(name)
+
+    async def switch_run(self, name: str) -> None:
+        """Show ``name``, keeping the focused metric when the run has it."""
+        focus = self.dashboard.focused_tag
+        if self.session.select(name):
+            await self._show_dashboard(focus)
+            self._show_header()
+
+    def action_pause(self) -> None:
+        """``p``: freeze / unfreeze the screen (data keeps being read and applied)."""
+        self.paused = not self.paused
+        self._paused_points = 0
+        if not self.paused and self.session is not None:
+            self.session.dirty.structure = True
+            self._schedule_flush()
+        self._show_header()
+
+    def action_smoothing(self, direction: int) -> None:
+        """``s``/``S`` on the detail screen: next/previous smoothing weight."""
+        steps = list(SMOOTHING_STEPS)
+        index = min(range(len(steps)), key=lambda i: abs(steps[i] - self.smoothing))
+        self.smoothing = steps[(index + direction) % len(steps)]
+        self._refresh_detail()
+
+    def action_x_axis(self) -> None:
+        """``x`` on the detail screen: step -> time since start -> wall time."""
+        self.x_mode = X_MODES[(X_MODES.index(self.x_mode) + 1) % len(X_MODES)]
+        self._refresh_detail()
+
+    def action_toggle_overlay(self) -> None:
+        """``o`` on the detail screen: other runs' same tag on/off."""
+        self.overlay_runs = not self.overlay_runs
+        self._refresh_detail()
+
+    def _refresh_detail(self) -> None:
+        if self.screen.id == "detail":
+            self.screen.refresh_view()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The command palette lists rltop's actions next to Textual's own."""
+        yield from palette_commands(self, screen)
+        yield from super().get_system_commands(screen)

@@ -1,0 +1,37 @@
+"""Messages of the dashboard: from background threads (the only way they reach the UI) and between widgets."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+if TYPE_CHECKING:  # the feed module loads numpy; the first frame is painted before that
+    from rltop.ingest.feed import ChangeBatch
+
+
+class LiveBatch(Message):
+    """One `ChangeBatch` from the watcher thread, applied by the app on the UI thread.
+
+    Data messages are never coalesced by Textual (no ``can_replace``): every batch is applied.
+    """
+
+    def __init__(self, batch: ChangeBatch) -> None:
+        super().__init__()
+        self.batch = batch
+
+
+class WatcherFailed(Message):
+    """The watcher could not start (the path vanished between the check and the start)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
+class OpenDetail(Message):
+    """Enter (or a double click) on a metric card or an alert: show the detail screen of ``tag``."""
+
+    def __init__(self, tag: str) -> None:
+        super().__init__()
+        self.tag = tag

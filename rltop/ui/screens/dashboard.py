@@ -1,0 +1,232 @@
+"""The default screen: header, alert strip, metric board, filter bar and footer.
+
+The app decides what to show (which run, which cards, the header's text) and calls `show_run`,
+`show_header` and `show_waiting`; this screen only lays things out and turns keys into requests.
+Under `NARROW_WIDTH` columns it switches to the one-line-per-metric layout.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.css.query import NoMatches
+from textual.events import Resize
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from rltop.health.findings import Finding
+from rltop.ui.messages import OpenDetail
+from rltop.ui.widgets.alert_item import AlertItem
+from rltop.ui.widgets.alert_strip import AlertStrip
+from rltop.ui.widgets.filter_bar import FilterBar
+from rltop.ui.widgets.header_bar import HeaderBar, HeaderInfo
+from rltop.ui.widgets.metric_board import MetricBoard
+from rltop.ui.widgets.waiting_panel import WaitingPanel
+
+if TYPE_CHECKING:  # card models hold numpy series; this screen paints before numpy is imported
+    from rltop.ui.cards import CardModel
+
+NARROW_WIDTH = 70
+"""Below this many columns the dashboard shows one line per metric."""
+TALL_HEIGHT = 40
+"""From this many rows on, wide cards get a two-row sparkline."""
+
+
+class DashboardScreen(Screen):
+    """Everything about the current run at a glance."""
+
+    BINDINGS = [
+        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("left_square_bracket", "app.cycle_run(-1)", "Prev run", show=False, key_display="["),
+        Binding("right_square_bracket", "app.cycle_run(1)", "Next run", show=False, key_display="]"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("a", "acknowledge", "Acknowledge", show=False),
+    ]
+
+    def __init__(self, reading: list[str] | None = None) -> None:
+        """``reading``: the roots being read, shown from the very first frame."""
+        super().__init__(id="dashboard")
+        self._reading = reading
+        self.filter_text = ""
+        self.filter_pattern: re.Pattern[str] | None = None
+        self.shown_run: str | None = None
+        self._needs_initial_focus = True
+        self._layout_size = (0, 0)
+
+    def compose(self) -> ComposeResult:
+        yield HeaderBar(id="header")
+        yield WaitingPanel(id="waiting")
+        yield AlertStrip(id="alerts")
+        yield MetricBoard(id="board")
+        yield FilterBar(id="filter-bar")
+        yield Footer()
+
+    @property
+    def board(self) -> MetricBoard:
+        """The metric cards."""
+        return self.query_one(MetricBoard)
+
+    @property
+    def alerts(self) -> AlertStrip:
+        """The alert strip."""
+        return self.query_one(AlertStrip)
+
+    def on_mount(self) -> None:
+        self.query_one(FilterBar).display = False
+        self._apply_layout(self.app.size.width, self.app.size.height)
+        if self._reading is not None:
+            self.show_waiting(self._reading, loading=(0, 0))
+
+    def on_resize(self, event: Resize) -> None:
+        self._apply_layout(event.size.width, event.size.height)
+
+    def on_screen_resume(self) -> None:
+        self._sync_layout()
+
+    def _sync_layout(self) -> None:
+        """Re-check the layout against the real size (a resize can arrive before the first mount)."""
+        width, height = self.app.size
+        if self._layout_size != (width, height):
+            self._apply_layout(width, height)
+
+    @property
+    def narrow(self) -> bool:
+        """True while the one-line-per-metric layout is in use."""
+        return self.has_class("-narrow")
+
+    def _apply_layout(self, width: int, height: int) -> None:
+        self._layout_size = (width, height)
+        narrow = width < NARROW_WIDTH
+        self.set_class(narrow, "-narrow")
+        self.set_class(not narrow and height >= TALL_HEIGHT, "-tall")
+        self.board.set_layout(width, narrow)
+        footer = self.query_one(Footer)
+        footer.show_command_palette = not narrow
+        footer.compact = narrow
+
+    # -- what the app calls ------------------------------------------------------------------------
+
+    def show_header(self, info: HeaderInfo) -> None:
+        """Update the header line (a no-op while the screen is not composed, or torn down on exit)."""
+        try:
+            header = self.query_one(HeaderBar)
+        except NoMatches:
+            return  # a repaint timer can fire while the app shuts down
+        header.show(info)
+
+    def show_waiting(self, roots: list[str], note: str = "", loading: tuple[int, int] | None = None) -> None:
+        """No run to show yet: where rltop looks and what it waits for, or how far the first read got."""
+        panel = self.query_one(WaitingPanel)
+        if loading is not None:
+            panel.show_loading(roots, *loading)
+        else:
+            panel.show_waiting(roots, note)
+        panel.display = True
+        self.alerts.display = False
+        self.board.display = False
+
+    async def show_run(
+        self,
+        run: str,
+        findings: list[Finding],
+        grouped: list[tuple[str, list[CardModel]]],
+        healthy_text: str,
+        focus_tag: str | None = None,
+    ) -> None:
+        """Show one run's findings and cards (in place when it is the run already shown)."""
+        self._sync_layout()
+        self.query_one(WaitingPanel).display = False
+        self.alerts.display = True
+        self.board.display = True
+        switched = run != self.shown_run
+        self.shown_run = run
+        keep = focus_tag if switched else None
+        self.alerts.show(findings, healthy_text)
+        await self.board.show(grouped, keep)
+        if self._needs_initial_focus or (switched and self.focused is None):
+            self._needs_initial_focus = False
+            self.call_after_refresh(self._initial_focus)
+        elif switched and keep is not None and self.board.focused_tag != keep:
+            self.call_after_refresh(self._refocus, keep)
+
+    def _initial_focus(self) -> None:
+        # Wide: the worst alert, expanded with its advice. Narrow: an expanded alert would fill the
+        # screen, so every alert stays one line and the cursor starts on the metrics.
+        if self.narrow:
+            if not self.board.focus_first():
+                self.alerts.focus_first()
+        elif not self.alerts.focus_first():
+            self.board.focus_first()
+
+    def _refocus(self, tag: str) -> None:
+        focused = self.focused
+        on_metric = isinstance(focused, AlertItem) or focused in self.board.cards
+        if not self.board.focus_tag(tag) and not on_metric:
+            self.board.focus_first()
+
+    @property
+    def focused_tag(self) -> str | None:
+        """The metric under the cursor (a card, or the alert of a metric)."""
+        focused = self.focused
+        if focused is not None and focused in self.board.cards:
+            return focused.tag
+        if isinstance(focused, AlertItem):
+            return focused.finding.tag
+        return None
+
+    # -- keys and messages -------------------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        """``/``: open the tag filter."""
+        self.query_one(FilterBar).open(self.filter_text)
+
+    def action_acknowledge(self) -> None:
+        """``a``: clear the focused metric's latched criticals that are over (red until seen)."""
+        self.app.acknowledge(self.focused_tag)
+
+    def action_clear_filter(self) -> None:
+        """Esc on the dashboard: drop the filter."""
+        if self.filter_text:
+            self._set_filter("", None)
+
+    @on(FilterBar.Changed)
+    def _filter_changed(self, event: FilterBar.Changed) -> None:
+        self._set_filter(event.text, event.pattern)
+
+    @on(FilterBar.Closed)
+    def _filter_closed(self) -> None:
+        if not self.board.focus_tag(self.board.focused_tag or "") and not self.board.focus_first():
+            self.alerts.focus_first()
+
+    def _set_filter(self, text: str, pattern: re.Pattern[str] | None) -> None:
+        self.filter_text = text
+        self.filter_pattern = pattern
+        shown, total = self.board.set_filter(pattern)
+        self.query_one(FilterBar).set_status(f"{shown} of {total} tags" if text else "")
+        self.app.filter_changed(text)  # the header and the detail screen's metric order follow
+
+    @on(OpenDetail)
+    def _open_detail(self, event: OpenDetail) -> None:
+        event.stop()
+        self.app.open_detail(event.tag)
+
+    @on(MetricBoard.LeftTop)
+    def _board_top(self) -> None:
+        self.alerts.focus_last()
+
+    def move_from_alert(self, item: AlertItem, direction: int) -> None:
+        """Up/down on an alert: the neighbouring alert, or the first card below the last alert."""
+        items = self.alerts.items
+        index = items.index(item) + direction
+        if 0 <= index < len(items):
+            items[index].focus()
+        elif direction > 0:
+            self.board.focus_first()
+
+    def visible_tags(self) -> list[str]:
+        """The tags of the cards the filter leaves, in display order."""
+        return [card.tag for card in self.board.cards if card.display]

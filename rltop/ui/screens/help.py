@@ -1,0 +1,67 @@
+"""``?``: every key, what the colours mean, where the thresholds come from."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+KEYS = (
+    ("↑ ↓ ← → / h j k l", "move between alerts and metrics"),
+    ("Enter", "detail chart of the metric (or of the alert's metric)"),
+    ("Esc", "back; on the dashboard: clear the filter"),
+    ("/", "filter tags by regular expression (case-insensitive, like TensorBoard)"),
+    ("r", "runs list; [ and ] switch to the previous/next run"),
+    ("s / S", "detail: more / less smoothing (TensorBoard's debiased EMA, default 0.6)"),
+    ("x", "detail: x-axis step → time since start → wall time"),
+    ("o", "detail: other runs' same metric on/off"),
+    ("n / N", "detail: next / previous metric"),
+    ("a", "acknowledge: a critical that is over stays red until you press a on it"),
+    ("p", "pause / resume screen updates (data keeps arriving)"),
+    ("t", "next theme"),
+    ("Ctrl+P", "command palette (every action by name)"),
+    ("?", "this help"),
+    ("q", "quit"),
+)
+
+LEVELS = (
+    ("✖ CRIT", "a rule's critical threshold was crossed: act now"),
+    ("▲ WARN", "drifting out of the healthy range: keep an eye on it"),
+    ("● ok", "within the rule's thresholds (or no rule applies)"),
+    ("×", "non-finite values (NaN/Inf): shown as marks and counted, never plotted"),
+)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Keys and colours."""
+
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss(None)", "Close")]
+
+    def __init__(self) -> None:
+        super().__init__(id="help")
+
+    def compose(self) -> ComposeResult:
+        keys = Table.grid(padding=(0, 2))
+        keys.add_column(style="bold", no_wrap=True)
+        keys.add_column()
+        for key, meaning in KEYS:
+            keys.add_row(Text(key), Text(meaning))
+        levels = Table.grid(padding=(0, 2))
+        levels.add_column(no_wrap=True)
+        levels.add_column()
+        for badge, meaning in LEVELS:
+            levels.add_row(Text(badge), Text(meaning))
+        with VerticalScroll(id="help-box"):
+            yield Static(Text("rltop: keys", style="bold"))
+            yield Static(keys)
+            yield Static(Text("\nHealth levels", style="bold"))
+            yield Static(levels)
+            yield Static(Text(
+                "\nThresholds come from the health rules (defaults, ~/.config/rltop/rules.toml, "
+                "--rules FILE). "
+                "Mouse: click to focus, double-click to open. Esc closes this help."
+            ))

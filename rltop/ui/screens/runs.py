@@ -1,0 +1,54 @@
+"""``r``: the list of runs; Enter switches the dashboard to the highlighted run."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from rltop.ui.widgets.runs_table import RunRow, RunsTable
+
+
+class RunsScreen(ModalScreen[str | None]):
+    """Pick a run; dismissed with its name (or None on Esc)."""
+
+    BINDINGS = [
+        Binding("escape,r,q", "dismiss(None)", "Close"),
+        Binding("j", "cursor(1)", show=False),
+        Binding("k", "cursor(-1)", show=False),
+    ]
+
+    def __init__(self, rows: list[RunRow], current: str | None) -> None:
+        super().__init__(id="runs")
+        self.rows = rows
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="runs-box"):
+            yield Static(Text(f"Runs ({len(self.rows)})  ·  Enter: show  ·  Esc: close"), id="runs-title")
+            yield RunsTable(id="runs-table")
+
+    def on_mount(self) -> None:
+        table = self.query_one(RunsTable)
+        table.show_rows(self.rows, self.current)
+        table.focus()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.dismiss(event.row_key.value)
+
+    def action_cursor(self, direction: int) -> None:
+        """j/k move like the arrows."""
+        table = self.query_one(RunsTable)
+        table.move_cursor(row=table.cursor_row + direction)
+
+    def update_rows(self, rows: list[RunRow]) -> None:
+        """Refresh the list while it is open (new runs, new steps)."""
+        table = self.query_one(RunsTable)
+        row = table.cursor_row
+        selected = self.rows[row].name if 0 <= row < len(self.rows) else self.current
+        self.rows = rows
+        table.show_rows(rows, selected)

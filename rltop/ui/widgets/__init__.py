@@ -1,0 +1,1 @@
+"""Widgets of the dashboard, one a file; layout and colours live in ``rltop/ui/app.tcss``."""

@@ -1,0 +1,197 @@
+"""One metric: a bordered card (wide layout) or a single line (narrow layout).
+
+Wide::
+
+    ╭ val/ratio ─────────────────╮
+    │ ▁▁▂▅█▇▃▂▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁ │
+    │ 1 ─  min 0.94  max 1.75    │
+    ╰─────────────────────── CRIT╯
+
+Narrow (one line, columns aligned across rows by the board)::
+
+    val/ratio    ▁▂▃▅▇  1.93 ▲ CRIT
+
+The sparkline comes from the shared spike-preserving downsampler, for the width the card has now;
+non-finite points are a mark in the line and a count (`×3`), never a number handed to a renderer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.events import Click
+from textual.widget import Widget
+
+from rltop.health.findings import Level
+from rltop.model.downsample import sparkline_values
+from rltop.model.stats import TREND_MARKS, format_short
+from rltop.ui.cards import CardModel
+from rltop.ui.formatting import NARROW_FIXED, VALUE_WIDTH, elide_name
+from rltop.ui.levels import LEVEL_CLASSES, LEVEL_KEYS, LEVEL_NAMES
+from rltop.ui.messages import OpenDetail
+from rltop.ui.spark import spark_rows
+
+
+class MetricCard(Widget, can_focus=True):
+    """Draws a `CardModel`; Enter (or a double click) asks for the detail screen."""
+
+    BINDINGS = [Binding("enter", "open", "Detail")]
+    COMPONENT_CLASSES = {
+        "metric-card--ok",
+        "metric-card--warn",
+        "metric-card--crit",
+        "metric-card--value",
+        "metric-card--dim",
+        "metric-card--nonfinite",
+    }
+
+    def __init__(self, model: CardModel, compact: bool = False, name_width: int = 16) -> None:
+        super().__init__(classes=LEVEL_CLASSES[model.level])
+        self.model = model
+        self.compact = compact
+        self.name_width = name_width
+        self._spark_cache: tuple[tuple[int, int], int, np.ndarray] | None = None
+        self._apply_titles()
+
+    @property
+    def tag(self) -> str:
+        """The full tag this card shows."""
+        return self.model.tag
+
+    def update_model(self, model: CardModel) -> None:
+        """Show a newer model of the same tag."""
+        if model.level != self.model.level:
+            self.set_class(False, *LEVEL_CLASSES.values())
+            self.add_class(LEVEL_CLASSES[model.level])
+        self.model = model
+        self._apply_titles()
+        self.refresh()
+
+    def set_compact(self, compact: bool, name_width: int) -> None:
+        """Switch between the card and the one-line form."""
+        if (compact, name_width) != (self.compact, self.name_width):
+            self.compact = compact
+            self.name_width = name_width
+            self._apply_titles()
+            self.refresh()
+
+    def _apply_titles(self) -> None:
+        if self.compact:
+            self.border_title = None
+            self.border_subtitle = None
+            return
+        room = self.outer_size.width - 6  # corners, the spaces around the title, a bit of border
+        label = self.model.label if room <= 0 else elide_name(self.model.label, room)
+        self.border_title = Text(label)
+        level = self.model.level
+        self.border_subtitle = Text(LEVEL_NAMES[level]) if level > Level.OK else None
+
+    def _columns(self, width: int) -> np.ndarray:
+        """Sparkline columns for ``width`` cells, cached until the series or the width changes."""
+        version = self.model.version
+        cache = self._spark_cache
+        if cache is not None and cache[0] == version and cache[1] == width:
+            return cache[2]
+        columns = sparkline_values(self.model.series.values, max(1, width))
+        self._spark_cache = (version, width, columns)
+        return columns
+
+    def render(self) -> Text:
+        """The card or the line, for the current size."""
+        width = max(1, self.content_size.width)
+        if self.compact:
+            return self._render_line(width)
+        return self._render_card(width, max(1, self.content_size.height))
+
+    def _level_style(self) -> Style:
+        return self.get_component_rich_style(f"metric-card--{LEVEL_KEYS[self.model.level]}")
+
+    def _render_card(self, width: int, height: int) -> Text:
+        stats = self.model.stats
+        spark_height = max(1, height - 1)
+        text = Text(no_wrap=True, overflow="crop")
+        if stats.count:
+            rows = spark_rows(self._columns(width), spark_height)
+            for line in rows:
+                self._append_spark(text, line)
+                text.append("\n")
+        else:
+            dim = self.get_component_rich_style("metric-card--dim")
+            text.append("no points yet\n" * spark_height, style=dim)
+        text.append_text(self._stats_line(width))
+        return text
+
+    def _append_spark(self, text: Text, line: str) -> None:
+        level_style = self._level_style()
+        nonfinite = self.get_component_rich_style("metric-card--nonfinite")
+        # Runs of ordinary glyphs in the level colour, non-finite marks in the alarm colour.
+        for index, chunk in enumerate(line.split("×")):
+            if index:
+                text.append("×", style=nonfinite)
+            if chunk:
+                text.append(chunk, style=level_style)
+
+    def _stats_line(self, width: int) -> Text:
+        """``1.93 ▲  ×2  min 0.94  max 1.75``, shortened to fit, never cutting a number."""
+        stats = self.model.stats
+        dim = self.get_component_rich_style("metric-card--dim")
+        bad = self.get_component_rich_style("metric-card--nonfinite")
+        line = Text(no_wrap=True, overflow="crop")
+        line.append(format_short(stats.last), style=self.get_component_rich_style("metric-card--value"))
+        line.append(" " + TREND_MARKS.get(stats.trend, " "))
+        if stats.non_finite:
+            for mark in (f"  ×{stats.non_finite} non-finite", f"  ×{stats.non_finite}"):
+                if len(line) + len(mark) <= width:
+                    line.append(mark, style=bad)
+                    break
+        if stats.count > 1 and stats.min is not None:
+            # The longest form that fits: labelled, then a bare range, then fewer digits.
+            for digits in (4, 3, 2):
+                low, high = format_short(stats.min, digits), format_short(stats.max, digits)
+                labelled = Text.assemble("  ", ("min ", dim), low, ("  max ", dim), high)
+                bare = Text.assemble("  ", low, ("…", dim), high)
+                choice = next((t for t in (labelled, bare) if len(line) + len(t) <= width), None)
+                if choice is not None:
+                    line.append_text(choice)
+                    break
+        return line
+
+    def _render_line(self, width: int) -> Text:
+        """``name  ▁▂▃▅▇  1.93 ▲ CRIT`` in aligned columns."""
+        stats = self.model.stats
+        name_width = max(4, min(self.name_width, width - NARROW_FIXED - 4))
+        spark_width = max(0, width - name_width - 1 - NARROW_FIXED)
+        text = Text(no_wrap=True, overflow="crop")
+        text.append(elide_name(self.model.label, name_width).ljust(name_width))
+        text.append(" ")
+        if stats.count and spark_width:
+            self._append_spark(text, spark_rows(self._columns(spark_width), 1)[0].ljust(spark_width))
+        else:
+            text.append(" " * spark_width)
+        value = format_short(stats.last) if stats.count else "–"
+        if stats.non_finite and stats.last is not None and stats.last == stats.last:
+            value = f"×{stats.non_finite} {value}" if len(value) + 3 <= VALUE_WIDTH else value
+        text.append(" ")
+        text.append(value.rjust(VALUE_WIDTH)[-VALUE_WIDTH:], style=self.get_component_rich_style(
+            "metric-card--value"))
+        text.append(" ")
+        text.append(TREND_MARKS.get(stats.trend, " "))
+        text.append(" ")
+        level = self.model.level
+        text.append(f"{LEVEL_NAMES[level]:<4}", style=self._level_style() if level > Level.OK else
+                    self.get_component_rich_style("metric-card--dim"))
+        return text
+
+    def on_resize(self) -> None:
+        self._apply_titles()
+
+    def action_open(self) -> None:
+        """Enter: open the detail screen."""
+        self.post_message(OpenDetail(self.tag))
+
+    def on_click(self, event: Click) -> None:
+        self.focus()
+        if event.chain >= 2:
+            self.action_open()

@@ -1,0 +1,77 @@
+"""``rltop [PATH]`` and ``rltop demo`` as commands: what they check before taking the screen."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+from ui_helpers import FIXTURES, preloaded_app, wait_until
+
+from rltop.cli import main
+from rltop.commands.app import make_app
+from rltop.commands.common import UsageError
+from rltop.health.findings import Finding, Level
+from rltop.ingest.discovery import DiscoveryError
+
+
+def _args(**overrides) -> argparse.Namespace:
+    values = {"paths": [str(FIXTURES / "ppo_unstable")], "tags": None, "runs": None, "poll": None,
+              "theme": None, "run": None, "rules": None}
+    values.update(overrides)
+    return argparse.Namespace(**values)
+
+
+def test_without_a_terminal_rltop_prints_the_snapshot(capsys):
+    code = main([str(FIXTURES / "ppo_unstable")])  # pytest's stdout is not a terminal
+    out = capsys.readouterr().out
+    assert code == 1  # ppo_unstable has critical findings: the snapshot's exit code
+    assert "entropy_avg" in out and "\x1b" not in out
+
+
+def test_once_forces_the_snapshot_with_its_options(capsys):
+    assert main(["--once", "--format", "json", str(FIXTURES / "ppo_healthy")]) in (0, 1)
+    assert capsys.readouterr().out.lstrip().startswith("{")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "error", "text"),
+    [
+        ({"paths": ["/no/such/dir"]}, DiscoveryError, "no such file"),
+        ({"tags": "("}, ValueError, "--tags"),
+        ({"poll": 0.0}, UsageError, "--poll"),
+        ({"theme": "no-such-theme"}, UsageError, "rltop-dark"),
+    ],
+)
+def test_bad_arguments_fail_before_the_screen_is_taken(overrides, error, text):
+    with pytest.raises(error, match=text):
+        make_app(_args(**overrides))
+
+
+def test_bad_arguments_are_one_line_and_exit_2(capsys):
+    assert main(["demo", "--speed", "0"]) == 2
+    assert capsys.readouterr().err.strip().startswith("rltop: error: --speed")
+    assert main(["demo", "--no-ui"]) == 2
+    assert "--dir" in capsys.readouterr().err
+    assert main(["demo"]) == 2  # no terminal under pytest
+    assert "needs a terminal" in capsys.readouterr().err
+
+
+def test_demo_no_ui_writes_the_runs(tmp_path, capsys):
+    assert main(["demo", "--no-ui", "--dir", str(tmp_path), "--speed", "2000"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grpo_healthy", "ppo_unstable"]
+
+
+async def test_focused_alert_keeps_focus_when_findings_change_order():
+    app = preloaded_app("ppo_unstable")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: len(app.dashboard.alerts.items) > 2 and app.focused is not None)
+        await pilot.pause(0.1)
+        strip = app.dashboard.alerts
+        strip.items[1].focus()
+        await wait_until(pilot, lambda: app.focused is strip.items[1])
+        kept = strip.items[1].finding
+        newcomer = Finding(Level.CRITICAL, "non_finite", kept.run, "train/new", 3, None, "new", "advice")
+        strip.show([newcomer, *strip._findings], "healthy")
+        await pilot.pause(0.2)
+        assert app.focused.finding == kept and app.focused is strip.items[2]
+        assert app.dashboard.board.scroll_y == 0

@@ -1,0 +1,240 @@
+"""Pilot tests of the dashboard on the real TRL fixtures: alerts, layouts, detail, runs, filter."""
+
+from __future__ import annotations
+
+import re
+
+from ui_helpers import preloaded_app, screen_lines, screen_text, wait_until
+
+from rltop.health.findings import Level
+from rltop.ui.screens.dashboard import DashboardScreen
+from rltop.ui.screens.detail import DetailScreen
+from rltop.ui.screens.runs import RunsScreen
+from rltop.ui.widgets.alert_item import AlertItem
+from rltop.ui.widgets.metric_card import MetricCard
+
+
+async def _ready(pilot, app) -> None:
+    """The run is shown, the initial focus is set and the screen has settled."""
+    await wait_until(pilot, lambda: app.session.current is not None and app.dashboard.board.cards)
+    await wait_until(pilot, lambda: app.focused is not None)
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause(0.1)
+
+
+async def test_ppo_unstable_alert_strip_shows_critical_entropy_and_ratio_findings():
+    app = preloaded_app("ppo_unstable")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _ready(pilot, app)
+        items = app.dashboard.alerts.items
+        by_tag = {(item.finding.tag, Level(item.finding.level)) for item in items}
+        assert ("train/policy/entropy_avg", Level.CRITICAL) in by_tag
+        assert any(tag == "train/val/ratio" and level >= Level.WARN for tag, level in by_tag)
+        # Worst first: every critical comes before every warning.
+        levels = [Level(item.finding.level) for item in items]
+        assert levels == sorted(levels, reverse=True)
+        text = screen_text(app)
+        assert "CRIT" in text and "policy/entropy_avg" in text and "val/ratio" in text
+        # Wide layout: several cards a row, bordered; the worst alert has focus and shows its advice.
+        assert not app.dashboard.narrow and app.dashboard.board.columns >= 4
+        await wait_until(pilot, lambda: isinstance(app.focused, AlertItem))
+        assert app.focused.finding.level == Level.CRITICAL
+        await wait_until(pilot, lambda: "→" in screen_text(app))
+        # The header says run, trainer kind, step and freshness (fixed clock: 4 s after the last point).
+        header = screen_lines(app)[0]
+        assert "runs/Nov29_21-53-12_vm" in header and "PPO" in header and "step 150" in header
+        assert "updated 4 s ago" in header
+
+
+async def test_narrow_layout_40x20_one_line_per_metric_alerts_first():
+    app = preloaded_app("ppo_unstable")
+    async with app.run_test(size=(40, 20)) as pilot:
+        await _ready(pilot, app)
+        assert app.dashboard.narrow
+        lines = screen_lines(app)
+        assert all(len(line) <= 40 for line in lines)
+        alert_rows = [i for i, line in enumerate(lines) if "CRIT train/" in line or "WARN train/" in line]
+        metric_rows = [i for i, line in enumerate(lines) if re.search(r"\s(ok|WARN|CRIT)\s*$", line)]
+        assert alert_rows and metric_rows and max(alert_rows) < min(metric_rows)
+        # Every metric line: name, sparkline, value, trend, level; names are whole or elided at a "/".
+        for card in app.dashboard.board.cards:
+            assert card.compact
+            if not card.display or card.region.height == 0:
+                continue
+            line = card.render().plain
+            assert len(line) <= card.content_size.width
+            shown = line.split(" ")[0]
+            assert shown == card.model.label or "…" in shown
+        # Alerts are single lines cut at a word, never in the middle of one.
+        for item in app.dashboard.alerts.items:
+            text = item.render().plain
+            assert "\n" not in text
+            if text.endswith("…"):
+                assert item.finding.message.replace("  ", " ").startswith(text[7:-1].rstrip())
+
+
+async def test_wide_layout_160x50_groups_in_catalogue_order():
+    app = preloaded_app("ppo_unstable")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _ready(pilot, app)
+        groups = [group.group for group in app.dashboard.board.groups]
+        assert groups[0] == "Key values"
+        assert groups.index("Stability") < groups.index("Policy")
+        card = app.dashboard.board.card("train/policy/entropy_avg")
+        assert card is not None and card.has_class("-crit")
+        assert card.region.width >= 30 and card.region.height >= 4
+
+
+async def test_enter_opens_detail_and_escape_returns_to_the_same_card():
+    app = preloaded_app("ppo_unstable")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        assert app.dashboard.board.focus_tag("train/val/ratio")
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen))
+        detail = app.screen
+        assert detail.tag == "train/val/ratio"
+        chart = detail.chart
+        await pilot.pause(0.1)
+        plain = chart.render().plain
+        assert "┤" in plain and "150" in plain  # axes drawn, steps up to 150
+        info = screen_text(app)
+        assert "What it is" in info and "float around 1.0" in info
+        assert "thresholds: warn" in info
+        # s changes the smoothing, x the axis, o the overlay.
+        await pilot.press("s")
+        assert app.smoothing == 0.8
+        await pilot.press("x")
+        assert app.x_mode == "relative"
+        await pilot.press("n")
+        assert detail.tag != "train/val/ratio"
+        await pilot.press("left")  # arrows step through the metrics too (no focusable scroller)
+        assert detail.tag == "train/val/ratio"
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, DashboardScreen))
+        assert isinstance(app.focused, MetricCard) and app.focused.tag == "train/val/ratio"
+
+
+async def test_enter_on_an_alert_opens_its_metric():
+    app = preloaded_app("ppo_unstable")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        assert isinstance(app.focused, AlertItem)
+        tag = app.focused.finding.tag
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen))
+        assert app.screen.tag == tag
+
+
+async def test_runs_list_switches_run_and_keeps_the_focused_metric():
+    app = preloaded_app("grpo_healthy", "grpo_unstable", "grpo_liger_cpu_crash")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        first = app.session.current
+        assert first is not None
+        assert app.dashboard.board.focus_tag("train/entropy")
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, RunsScreen))
+        text = screen_text(app)
+        for name in ("grpo_healthy", "grpo_unstable", "grpo_liger_cpu_crash"):
+            assert name in text
+        assert "empty" in text  # the crashed run has no scalar
+        target = "grpo_unstable" if not first.startswith("grpo_unstable") else "grpo_healthy"
+        rows = [row.name for row in app.screen.rows]
+        index = next(i for i, name in enumerate(rows) if name.startswith(target))
+        table = app.screen.query_one("#runs-table")
+        table.move_cursor(row=index)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, DashboardScreen))
+        await wait_until(
+            pilot, lambda: app.dashboard.shown_run is not None and app.dashboard.shown_run.startswith(target)
+        )
+        await wait_until(pilot, lambda: isinstance(app.focused, MetricCard))
+        assert app.focused.tag == "train/entropy"
+        assert target in screen_lines(app)[0]
+        # ] goes on to the next run in name order.
+        await pilot.press("right_square_bracket")
+        await wait_until(pilot, lambda: not app.dashboard.shown_run.startswith(target))
+
+
+async def test_slash_filter_is_a_case_insensitive_regex_and_escape_clears_it():
+    app = preloaded_app("ppo_unstable")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        total = len(app.dashboard.board.cards)
+        await pilot.press("slash")
+        await pilot.press(*"RATIO|entropy_avg")
+        await pilot.pause(0.1)
+        shown = [card.tag for card in app.dashboard.board.cards if card.display]
+        assert shown and all(re.search("ratio|entropy_avg", tag) for tag in shown)
+        assert len(shown) < total
+        assert f"{len(shown)} of {total} tags" in screen_text(app)
+        # A broken regex keeps the last good filter and says why.
+        await pilot.press(*"(")
+        await pilot.pause(0.1)
+        assert [card.tag for card in app.dashboard.board.cards if card.display] == shown
+        assert "invalid regex" in screen_text(app)
+        await pilot.press("backspace", "enter")
+        await pilot.pause(0.1)
+        assert isinstance(app.focused, MetricCard) and app.focused.tag in shown
+        assert "/RATIO|entropy_avg/" in screen_lines(app)[0]
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        assert all(card.display for card in app.dashboard.board.cards)
+
+
+async def test_arrow_keys_move_between_cards_and_into_the_alerts():
+    app = preloaded_app("ppo_unstable")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _ready(pilot, app)
+        board = app.dashboard.board
+        assert board.columns == 3
+        board.focus_first()
+        await pilot.pause()
+        first = app.focused
+        await pilot.press("l")
+        assert app.focused is board.cards[1]
+        await pilot.press("j")  # down: same column of the next row (the next group here)
+        assert isinstance(app.focused, MetricCard) and app.focused is not first
+        await pilot.press("k", "k")  # up past the first row: into the alert strip
+        assert isinstance(app.focused, AlertItem)
+        await pilot.press("j")
+        assert isinstance(app.focused, (AlertItem, MetricCard))
+
+
+async def test_keys_help_theme_pause_and_command_palette_actions():
+    app = preloaded_app("ppo_unstable")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _ready(pilot, app)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert "acknowledge" in screen_text(app) and "filter tags" in screen_text(app)
+        await pilot.press("escape")
+        theme = app.theme
+        await pilot.press("t")
+        assert app.theme != theme and app.theme.startswith("rltop-")
+        await pilot.press("p")
+        assert app.paused and "PAUSED" in screen_lines(app)[0]
+        await pilot.press("p")
+        assert not app.paused
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+        assert {"Runs", "Filter tags", "Pause / resume", "Next theme", "Help"} <= titles
+
+
+async def test_detail_overlays_the_same_metric_of_the_other_runs():
+    app = preloaded_app("grpo_healthy", "grpo_unstable", "grpo_liger_cpu_crash", run="grpo_unstable")
+    async with app.run_test(size=(120, 35)) as pilot:
+        await _ready(pilot, app)
+        assert app.session.current.startswith("grpo_unstable")
+        app.open_detail("train/entropy")
+        await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen))
+        chart = app.screen.chart
+        await wait_until(pilot, lambda: chart.data.series is not None)
+        assert [name.split("/")[0] for name, _ in chart.data.others] == ["grpo_healthy"]
+        await pilot.pause(0.1)
+        assert "grpo_healthy" in chart.render().plain  # the legend names the other run
+        await pilot.press("o")
+        assert chart.data.others == []
+        await pilot.press("x", "x")
+        assert app.x_mode == "wall" and ":" in chart.render().plain  # clock-time ticks

@@ -1,0 +1,185 @@
+"""End to end: the installed ``rltop`` in a real terminal (tmux), as a user runs it beside training.
+
+Each test starts rltop in a detached tmux session of a given size, reads the screen with
+``capture-pane``, presses ``q`` and checks that the terminal is given back (main screen, cursor
+shown, mouse reporting off) with exit code 0. tmux is installed by ``.ci/run`` where missing.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures" / "trl"
+TMUX = shutil.which("tmux")
+RLTOP = shutil.which("rltop", path=str(Path(sys.executable).parent)) or shutil.which("rltop")
+
+pytestmark = pytest.mark.skipif(
+    TMUX is None or RLTOP is None,
+    reason="needs tmux and the installed rltop console script (.ci/run installs both)",
+)
+
+
+class Pane:
+    """One rltop process in its own tmux server (private socket: the user's sessions are untouched)."""
+
+    def __init__(self, width: int, height: int, args: list[str], env: dict[str, str] | None = None):
+        self.socket = f"rltop-test-{uuid.uuid4().hex[:8]}"
+        exports = " ".join(f"{key}={value}" for key, value in (env or {}).items())
+        command = f'env {exports} {RLTOP} {" ".join(args)}; echo "rltop exited $?"; sleep 60'
+        self.tmux("new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height), command)
+
+    def tmux(self, *args: str) -> str:
+        result = subprocess.run([TMUX, "-L", self.socket, *args], capture_output=True, text=True, timeout=10)
+        return result.stdout
+
+    def capture(self, escapes: bool = False) -> str:
+        """The visible screen (with SGR attributes when ``escapes``)."""
+        return self.tmux("capture-pane", "-p", *(["-e"] if escapes else []), "-t", "t")
+
+    def wait_for(self, *needles: str, timeout: float = 30.0) -> str:
+        """Wait until every needle is on screen; return the screen."""
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.capture()
+            if all(needle in screen for needle in needles):
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{needles} not on screen after {timeout} s:\n{screen}")
+            time.sleep(0.2)
+
+    def wait_for_line(self, pattern: str, timeout: float = 30.0) -> str:
+        """Wait until some line matches the regex ``pattern``; return the screen."""
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.capture()
+            if any(re.search(pattern, line) for line in screen.splitlines()):
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no line matches {pattern!r} after {timeout} s:\n{screen}")
+            time.sleep(0.2)
+
+    def flag(self, name: str) -> str:
+        """A tmux pane flag (alternate_on, cursor_flag, mouse_any_flag...)."""
+        return self.tmux("display-message", "-p", "-t", "t", f"#{{{name}}}").strip()
+
+    def quit_and_check_restored(self) -> None:
+        """``q`` ends rltop with code 0 and the terminal is back to normal."""
+        self.tmux("send-keys", "-t", "t", "q")
+        self.wait_for("rltop exited 0", timeout=15)
+        assert self.flag("alternate_on") == "0"
+        assert self.flag("cursor_flag") == "1"
+        assert self.flag("mouse_any_flag") == "0"
+
+    def close(self) -> None:
+        subprocess.run([TMUX, "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
+
+
+@pytest.fixture
+def pane_factory():
+    panes: list[Pane] = []
+
+    def start(width: int, height: int, args: list[str], env: dict[str, str] | None = None) -> Pane:
+        pane = Pane(width, height, args, {"TERM": "xterm-256color", **(env or {})})
+        panes.append(pane)
+        return pane
+
+    yield start
+    for pane in panes:
+        pane.close()
+
+
+def test_dashboard_at_100x30_shows_run_metrics_and_alerts_then_q_restores(pane_factory):
+    pane = pane_factory(100, 30, [str(FIXTURES / "ppo_unstable")])
+    screen = pane.wait_for("runs/Nov29_21-53-12_vm", "entropy_avg", "val/ratio", "CRIT")
+    assert "PPO" in screen and "step 150" in screen
+    assert "Key values" in screen and "objective/rlhf_reward" in screen
+    pane.quit_and_check_restored()
+
+
+def test_dashboard_at_40_columns_is_one_line_per_metric(pane_factory):
+    pane = pane_factory(40, 20, [str(FIXTURES / "ppo_unstable")])
+    screen = pane.wait_for_line(r"^ val/ratio\s+\S+\s+\S+ \S (ok|WARN|CRIT)\s*$")
+    assert "CRIT train/policy/entropy_avg" in screen and "Key values" in screen
+    assert all(len(line) <= 40 for line in screen.splitlines())
+    pane.quit_and_check_restored()
+
+
+def test_no_color_shows_no_colour(pane_factory):
+    pane = pane_factory(100, 30, [str(FIXTURES / "ppo_unstable")], {"NO_COLOR": "1"})
+    pane.wait_for("entropy_avg", "CRIT")
+    time.sleep(0.5)
+    for red, green, blue in _colours(pane.capture(escapes=True)):
+        assert max(red, green, blue) - min(red, green, blue) <= 16, (red, green, blue)
+    pane.quit_and_check_restored()
+
+
+def test_screen_256color_terminal(pane_factory):
+    pane = pane_factory(100, 30, [str(FIXTURES / "ppo_unstable")], {"TERM": "screen-256color"})
+    pane.wait_for("entropy_avg", "CRIT", "val/ratio")
+    assert "38;5;" in pane.capture(escapes=True)  # 256-colour output, as that terminal supports
+    pane.quit_and_check_restored()
+
+
+def test_demo_shows_points_arriving_and_alarms_firing(pane_factory, tmp_path):
+    target = tmp_path / "demo"
+    pane = pane_factory(120, 35, ["demo", "--speed", "15", "--dir", str(target)])
+    pane.wait_for("ppo_unstable", "CRIT", "entropy_avg", timeout=45)
+    first = int(re.search(r"step (\d+)", pane.capture()).group(1))
+    time.sleep(1.5)
+    assert int(re.search(r"step (\d+)", pane.capture()).group(1)) > first  # live
+    pane.quit_and_check_restored()
+    assert (target / "ppo_unstable").is_dir() and (target / "grpo_healthy").is_dir()
+
+
+def _colours(screen: str) -> list[tuple[int, int, int]]:
+    """Every foreground/background colour in tmux's SGR output, as RGB."""
+    found = []
+    for params in re.findall(r"\x1b\[([0-9;]*)m", screen):
+        codes = [int(c) for c in params.split(";") if c]
+        i = 0
+        while i < len(codes):
+            code = codes[i]
+            if code in (38, 48) and i + 1 < len(codes) and codes[i + 1] == 2:
+                found.append(tuple(codes[i + 2 : i + 5]))
+                i += 5
+            elif code in (38, 48) and i + 1 < len(codes) and codes[i + 1] == 5:
+                found.append(_xterm_rgb(codes[i + 2]))
+                i += 3
+            else:
+                if 31 <= code <= 36 or 41 <= code <= 46 or 91 <= code <= 96 or 101 <= code <= 106:
+                    found.append(
+                        {
+                            1: (255, 0, 0),
+                            2: (0, 255, 0),
+                            3: (255, 255, 0),
+                            4: (0, 0, 255),
+                            5: (255, 0, 255),
+                            6: (0, 255, 255),
+                        }[code % 10]
+                    )
+                i += 1
+    return found
+
+
+def _xterm_rgb(index: int) -> tuple[int, int, int]:
+    if index < 16:
+        basic = [
+            (0, 0, 0), (128, 0, 0), (0, 128, 0), (128, 128, 0), (0, 0, 128), (128, 0, 128), (0, 128, 128),
+            (192, 192, 192), (128, 128, 128), (255, 0, 0), (0, 255, 0), (255, 255, 0), (0, 0, 255),
+            (255, 0, 255), (0, 255, 255), (255, 255, 255),
+        ]  # fmt: skip
+        return basic[index]
+    if index >= 232:
+        level = 8 + 10 * (index - 232)
+        return (level, level, level)
+    index -= 16
+    steps = [0, 95, 135, 175, 215, 255]
+    return (steps[index // 36], steps[(index // 6) % 6], steps[index % 6])
