@@ -41,30 +41,24 @@ def trailing_median(values: np.ndarray, start: int, window: int, warmup: int) ->
 
 def rolling_median(values: np.ndarray, start: int, window: int) -> np.ndarray:
     """For each index j >= start: median of the ``window`` points ending at j; NaN before that."""
-    count = len(values) - start
-    out = np.full(max(count, 0), np.nan)
-    first = max(start, window - 1)
-    if len(values) - first <= _FEW:
-        for j in range(first, len(values)):
-            out[j - start] = np.median(values[j - window + 1 : j + 1])
-    elif first < len(values):
-        windows = sliding_window_view(values[first - window + 1 :], window)
-        out[first - start :] = np.median(windows, axis=1)
-    return out
+    return _rolling(values, start, window, lambda rows: np.median(rows, axis=-1))
 
 
 def rolling_range(values: np.ndarray, start: int, window: int) -> np.ndarray:
     """For each index j >= start: max - min of the ``window`` points ending at j; NaN before that."""
+    return _rolling(values, start, window, lambda rows: rows.max(axis=-1) - rows.min(axis=-1))
+
+
+def _rolling(values: np.ndarray, start: int, window: int, reduce) -> np.ndarray:
+    """``reduce`` (over the last axis) of the ``window`` points ending at each index j >= start."""
     count = len(values) - start
     out = np.full(max(count, 0), np.nan)
     first = max(start, window - 1)
-    if len(values) - first <= _FEW:
+    if len(values) - first <= _FEW:  # a live batch: a few direct windows beat building the view
         for j in range(first, len(values)):
-            chunk = values[j - window + 1 : j + 1]
-            out[j - start] = chunk.max() - chunk.min()
+            out[j - start] = reduce(values[j - window + 1 : j + 1])
     elif first < len(values):
-        windows = sliding_window_view(values[first - window + 1 :], window)
-        out[first - start :] = windows.max(axis=1) - windows.min(axis=1)
+        out[first - start :] = reduce(sliding_window_view(values[first - window + 1 :], window))
     return out
 
 

@@ -184,9 +184,9 @@ def _payload_crc_ok(data, buf, starts, lengths, tag_ids, step_size, value_at) ->
     first_of_group[group[::-1]] = np.arange(group.size - 1, -1, -1, dtype=np.int64)
     template = first_of_group[group]
     value_offset = value_at - starts
-    variable = [np.int64(k) for k in range(1, 9)]
-    variable += [np.int64(10 + k) for k in range(int(step_size.max()))]
-    variable += [value_offset + k for k in range(4)]
+    variable: list[np.ndarray | int] = list(range(1, 9))  # wall_time
+    variable += range(10, 10 + int(step_size.max()))  # step varint (fixed bytes past it: delta 0)
+    variable += [value_offset + k for k in range(4)]  # the float32 value
     crcs = masked_crc32c_affine(buf, starts, lengths, template, variable)
     return crcs == strided_view(data, "<u4")[starts + lengths]
 

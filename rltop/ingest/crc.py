@@ -163,21 +163,22 @@ def masked_crc32c_affine(
     starts: np.ndarray,
     lengths: np.ndarray,
     template: np.ndarray,
-    variable: list[np.ndarray],
+    variable: list[np.ndarray | int],
 ) -> np.ndarray:
     """Masked CRC32C of rows that equal their template row except at the ``variable`` offsets.
 
     ``template[i]`` is the index of row i's template (a row of the same length and layout, itself
-    its own template); ``variable`` lists arrays of per-row offsets (from the row start) of every
-    byte that may differ from the template. Only templates are fed byte by byte.
+    its own template); ``variable`` lists the offsets (from the row start; an int for all rows or
+    an array per row) of every byte that may differ from the template. Only templates are fed
+    byte by byte; the other rows cost one table lookup per variable byte.
     """
-    templates = np.unique(template)
+    templates = np.flatnonzero(template == np.arange(template.size))
     raw = np.empty(starts.shape[0], dtype=np.uint32)
     raw[templates] = _registers(buf, starts[templates], lengths[templates], _INIT)
     crc = raw[template]
     table = _shift_table(int(lengths.max()) if lengths.size else 1)
     template_starts = starts[template]
-    last_byte_row = (lengths - 1) * 256  # table row of the last byte (no zeros after it)
+    last_byte_row = (lengths - 1) * 256  # table row of a last byte (no zeros after it)
     for offset in variable:
         delta = buf[starts + offset] ^ buf[template_starts + offset]
         crc ^= table[last_byte_row - offset * 256 + delta]
