@@ -53,7 +53,7 @@ async def test_narrow_layout_40x20_one_line_per_metric_alerts_first():
         assert app.dashboard.narrow
         lines = screen_lines(app)
         assert all(len(line) <= 40 for line in lines)
-        alert_rows = [i for i, line in enumerate(lines) if "CRIT train/" in line or "WARN train/" in line]
+        alert_rows = [i for i, line in enumerate(lines) if re.search(r"(CRIT|WARN) (\(over\) )?train/", line)]
         metric_rows = [i for i, line in enumerate(lines) if re.search(r"\s(ok|WARN|CRIT)\s*$", line)]
         assert alert_rows and metric_rows and max(alert_rows) < min(metric_rows)
         # Every metric line: name, sparkline, value, trend, level; names are whole or elided at a "/".
@@ -70,7 +70,8 @@ async def test_narrow_layout_40x20_one_line_per_metric_alerts_first():
             text = item.render().plain
             assert "\n" not in text
             if text.endswith("…"):
-                assert item.finding.message.replace("  ", " ").startswith(text[7:-1].rstrip())
+                shown = text[7:-1].removeprefix("(over) ").rstrip()  # badge, episode-over mark
+                assert item.finding.message.replace("  ", " ").startswith(shown)
 
 
 async def test_wide_layout_160x50_groups_in_catalogue_order():

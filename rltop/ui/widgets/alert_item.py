@@ -53,10 +53,15 @@ class AlertItem(Widget, can_focus=True):
         level = Level(finding.level)
         badge = f"{LEVEL_ICONS[level]} {LEVEL_NAMES[level]:<4} "
         message = visible(finding.message)
+        # An episode that is over (a latched critical, the worst past warn) says so, as the
+        # snapshot does: otherwise two lines about one metric read like a duplicate.
+        over = "" if finding.active else "(over) "
         text = Text()
         text.append(badge, style=self.get_component_rich_style("alert-item--badge"))
+        if over:
+            text.append(over, style=self.get_component_rich_style("alert-item--advice"))
         if not (self.has_focus or self.expanded):
-            text.append(cut_at_word(message, max(1, self.content_size.width - len(badge))))
+            text.append(cut_at_word(message, max(1, self.content_size.width - len(badge) - len(over))))
             text.no_wrap = True
             return text
         text.append(message)
@@ -91,4 +96,4 @@ class AlertItem(Widget, can_focus=True):
 
 def shown_as(finding: Finding) -> tuple:
     """What an alert displays of a finding: a change elsewhere (its value, say) needs no repaint."""
-    return (Level(finding.level), finding.rule, finding.tag, finding.message, finding.advice)
+    return (Level(finding.level), finding.rule, finding.tag, finding.message, finding.advice, finding.active)
