@@ -3,31 +3,22 @@
 from __future__ import annotations
 
 import math
-import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from rltop.ingest.crc import masked_crc32c
 from rltop.ingest.loader import load
 from rltop.ingest.reader import EventFileReader
+from rltop.ingest.writer import frame_record
 
 pb = pytest.importorskip("tensorboard.compat.proto.event_pb2")
 from tensorboard.compat.proto import summary_pb2, tensor_pb2, tensor_shape_pb2  # noqa: E402
 
 
-def frame(payload: bytes) -> bytes:
-    """One TFRecord around ``payload``."""
-    header = struct.pack("<Q", len(payload))
-    return header + struct.pack("<I", masked_crc32c(header)) + payload + struct.pack(
-        "<I", masked_crc32c(payload)
-    )
-
-
 def event(step: int, value: summary_pb2.Summary.Value) -> bytes:
     summary = summary_pb2.Summary(value=[value])
-    return frame(pb.Event(wall_time=1000.0 + step, step=step, summary=summary).SerializeToString())
+    return frame_record(pb.Event(wall_time=1000.0 + step, step=step, summary=summary).SerializeToString())
 
 
 def tensor_value(
@@ -56,14 +47,15 @@ CASES = [
 
 
 def test_tensor_scalars_of_every_dtype(tmp_path: Path) -> None:
-    data = frame(pb.Event(wall_time=1.0, file_version="brain.Event:2").SerializeToString())
+    data = frame_record(pb.Event(wall_time=1.0, file_version="brain.Event:2").SerializeToString())
     for step, (tag, tensor, _) in enumerate(CASES, start=1):
         data += event(step, tensor_value(tag, tensor))
     # Non-scalar events around them: an image, audio, a graph and a session log.
     data += event(1, summary_pb2.Summary.Value(tag="img", image=summary_pb2.Summary.Image(height=1, width=1)))
     data += event(1, summary_pb2.Summary.Value(tag="snd", audio=summary_pb2.Summary.Audio(sample_rate=8000)))
-    data += frame(pb.Event(wall_time=2.0, step=1, graph_def=b"\x0a\x03abc").SerializeToString())
-    data += frame(pb.Event(wall_time=2.0, step=1, session_log=pb.SessionLog(status=1)).SerializeToString())
+    data += frame_record(pb.Event(wall_time=2.0, step=1, graph_def=b"\x0a\x03abc").SerializeToString())
+    session_log = pb.SessionLog(status=1)
+    data += frame_record(pb.Event(wall_time=2.0, step=1, session_log=session_log).SerializeToString())
     path = tmp_path / "events.out.tfevents.1.h.1.0"
     path.write_bytes(data)
     result = EventFileReader(str(path)).read()

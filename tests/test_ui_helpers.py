@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from ui_helpers import FIXTURES
 
-from rltop.demo_data.event_writer import EventWriter
 from rltop.demo_data.replay import Replayer
 from rltop.ingest.loader import load
+from rltop.ingest.writer import EventWriter
 from rltop.model.smoothing import ema_debiased
 from rltop.ui.formatting import cut_at_word, elide_name, format_rate, short_run_names
 from rltop.ui.spark import spark_rows

@@ -7,7 +7,6 @@ deadline; nothing asserts on timing.
 
 from __future__ import annotations
 
-import struct
 import threading
 import time
 from pathlib import Path
@@ -16,11 +15,11 @@ import numpy as np
 import pytest
 
 from rltop.ingest import watcher as watcher_module
-from rltop.ingest.crc import masked_crc32c
 from rltop.ingest.discovery import DiscoveryError
 from rltop.ingest.feed import APPEARED, FALLBACK, WAITING, ChangeBatch, apply_batch
 from rltop.ingest.loader import load
 from rltop.ingest.watcher import Watcher
+from rltop.ingest.writer import encode_event, frame_record, scalar_value
 from rltop.model.run import Store
 
 # watchdog warns about a harmless race when nested directories appear at once (rltop filters it
@@ -34,34 +33,14 @@ FAST_POLL = 0.05
 # -- writing event files ----------------------------------------------------------------------
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _record(payload: bytes) -> bytes:
-    header = struct.pack("<Q", len(payload))
-    crcs = struct.pack("<I", masked_crc32c(header)), struct.pack("<I", masked_crc32c(payload))
-    return header + crcs[0] + payload + crcs[1]
-
-
 def scalar_record(tag: str, step: int, value: float, wall: float = 1.7e9) -> bytes:
     """One TFRecord holding an Event with one simple_value, laid out as SummaryWriter does."""
-    name = tag.encode()
-    entry = b"\x0a" + _varint(len(name)) + name + b"\x15" + struct.pack("<f", value)
-    summary = b"\x0a" + _varint(len(entry)) + entry
-    event = b"\x09" + struct.pack("<d", wall + step) + b"\x10" + _varint(step)
-    return _record(event + b"\x2a" + _varint(len(summary)) + summary)
+    return frame_record(encode_event(wall + step, step, scalar_value(tag, value)))
 
 
 def version_record() -> bytes:
     """The first record of every event file."""
-    return _record(b"\x09" + struct.pack("<d", 1.7e9) + b"\x1a\x0dbrain.Event:2")
+    return frame_record(encode_event(1.7e9, 0, file_version="brain.Event:2"))
 
 
 class EventLog:

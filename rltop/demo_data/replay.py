@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rltop.demo_data import DEFAULT_SPEED, DEMO_RUNS, bundled_event_file
-from rltop.demo_data.event_writer import EventWriter
 from rltop.ingest.loader import load
+from rltop.ingest.writer import EventWriter
 
 
 @dataclass

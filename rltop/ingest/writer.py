@@ -6,7 +6,8 @@ value, each framed as a TFRecord (little-endian u64 length, masked CRC32C of the
 masked CRC32C of the payload). `flush` pushes the bytes to the file so a tailing reader sees whole
 records, as a trainer's ``flush()`` after every log does.
 
-Used by ``rltop demo``; tests use it as a second, independent writer beside tensorboardX.
+Used by ``rltop demo`` and by the tests to craft records byte by byte; tensorboardX is the tests'
+independent second writer.
 """
 
 from __future__ import annotations
