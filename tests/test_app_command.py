@@ -71,7 +71,7 @@ async def test_focused_alert_keeps_focus_when_findings_change_order():
         await wait_until(pilot, lambda: app.focused is strip.items[1])
         kept = strip.items[1].finding
         newcomer = Finding(Level.CRITICAL, "non_finite", kept.run, "train/new", 3, None, "new", "advice")
-        strip.show([newcomer, *strip._findings], "healthy")
+        await strip.show([newcomer, *strip._findings], "healthy")
         await pilot.pause(0.2)
         assert app.focused.finding == kept and app.focused is strip.items[2]
         assert app.dashboard.board.scroll_y == 0

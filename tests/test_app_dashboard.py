@@ -239,3 +239,22 @@ async def test_detail_overlays_the_same_metric_of_the_other_runs():
         assert chart.data.others == []
         await pilot.press("x", "x")
         assert app.x_mode == "wall" and ":" in chart.render().plain  # clock-time ticks
+
+
+async def test_switching_from_a_card_of_a_ppo_run_to_a_grpo_run_keeps_the_keys_working():
+    # The PPO card under the cursor does not exist in the GRPO run: focus must land on a live
+    # widget, never on an alert being removed (keys would go nowhere, not even q).
+    app = preloaded_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _ready(pilot, app)
+        assert app.dashboard.shown_run.startswith("ppo_unstable")
+        await pilot.press(*["down"] * 7)
+        await wait_until(pilot, lambda: isinstance(app.focused, MetricCard))
+        await pilot.press("right_square_bracket")
+        await wait_until(pilot, lambda: not app.dashboard.shown_run.startswith("ppo_unstable"))
+        await wait_until(pilot, lambda: app.focused is not None and app.focused.is_attached)
+        await pilot.pause(0.2)
+        assert app.focused.is_attached
+        assert app.focused in app.dashboard.alerts.items or app.focused in app.dashboard.board.cards
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: app.screen.id == "help")

@@ -25,6 +25,7 @@ from rltop.ui.widgets.alert_strip import AlertStrip
 from rltop.ui.widgets.filter_bar import FilterBar
 from rltop.ui.widgets.header_bar import HeaderBar, HeaderInfo
 from rltop.ui.widgets.metric_board import MetricBoard
+from rltop.ui.widgets.metric_card import MetricCard
 from rltop.ui.widgets.waiting_panel import WaitingPanel
 
 if TYPE_CHECKING:  # card models hold numpy series; this screen paints before numpy is imported
@@ -145,13 +146,28 @@ class DashboardScreen(Screen):
         switched = run != self.shown_run
         self.shown_run = run
         keep = focus_tag if switched else None
-        self.alerts.show(findings, healthy_text)
+        await self.alerts.show(findings, healthy_text)
         await self.board.show(grouped, keep)
-        if self._needs_initial_focus or (switched and self.focused is None):
+        if self._needs_initial_focus or (switched and (self.focused is None or self._focus_is_dead())):
             self._needs_initial_focus = False
             self.call_after_refresh(self._initial_focus)
         elif switched and keep is not None and self.board.focused_tag != keep:
             self.call_after_refresh(self._refocus, keep)
+        elif self._focus_is_dead():
+            self.call_after_refresh(self._initial_focus)
+
+    def _focus_is_dead(self) -> bool:
+        """Focus sits on an alert or card that is no longer shown: keys would go nowhere."""
+        focused = self.focused
+        if focused is None:
+            return False
+        if not focused.is_attached:
+            return True
+        if isinstance(focused, AlertItem):
+            return focused not in self.alerts.items
+        if isinstance(focused, MetricCard):
+            return focused not in self.board.cards
+        return False
 
     def _initial_focus(self) -> None:
         # Wide: the worst alert, expanded with its advice. Narrow: an expanded alert would fill the
@@ -163,10 +179,8 @@ class DashboardScreen(Screen):
             self.board.focus_first()
 
     def _refocus(self, tag: str) -> None:
-        focused = self.focused
-        on_metric = isinstance(focused, AlertItem) or focused in self.board.cards
-        if not self.board.focus_tag(tag) and not on_metric:
-            self.board.focus_first()
+        if not self.board.focus_tag(tag) and (self.focused is None or self._focus_is_dead()):
+            self._initial_focus()
 
     @property
     def focused_tag(self) -> str | None:

@@ -28,8 +28,12 @@ class AlertStrip(VerticalScroll, can_focus=False):
         """The alert widgets, in display order."""
         return list(self.query_children(AlertItem))
 
-    def show(self, findings: list[Finding], healthy_text: str) -> None:
-        """Display ``findings`` (already worst first); focus follows the alert it was on."""
+    async def show(self, findings: list[Finding], healthy_text: str) -> None:
+        """Display ``findings`` (already worst first); focus follows the alert it was on.
+
+        Removals and mounts are awaited: focus must never be left on an alert that is about to be
+        removed (keys sent to a detached widget are lost, and the app would stop answering).
+        """
         alerts = [f for f in findings if Level(f.level) > Level.OK]
         if [shown_as(f) for f in alerts] == [shown_as(f) for f in self._findings] and (
             healthy_text == self._healthy_text
@@ -45,20 +49,20 @@ class AlertStrip(VerticalScroll, can_focus=False):
         focused_key = focused.key if focused is not None else None
         with self.app.batch_update():
             if not alerts:
-                self.remove_children()
-                self.mount(Static(Text(healthy_text), classes="alert-healthy"))
+                await self.remove_children()
+                await self.mount(Static(Text(healthy_text), classes="alert-healthy"))
                 return
-            self.query_children(".alert-healthy").remove()
+            await self.query_children(".alert-healthy").remove()
             extra = items[len(alerts):]
             if focused in extra and len(alerts) > 0:
                 items[len(alerts) - 1].focus(scroll_visible=False)
-            for item in extra:
-                item.remove()
+            if extra:
+                await self.remove_children(extra)
             for item, finding in zip(items, alerts):
                 item.update_finding(finding)
             new_items = [AlertItem(finding) for finding in alerts[len(items):]]
             if new_items:
-                self.mount_all(new_items)
+                await self.mount_all(new_items)
         if focused_key is not None:
             keys = [(f.rule, f.tag) for f in alerts]
             if focused_key in keys:
