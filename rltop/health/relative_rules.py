@@ -17,6 +17,8 @@ from rltop.health.robust import finite_or, trailing_median
 from rltop.health.rule_base import Band, Context, Rule, judged, num, pct, threshold_flags, verdict
 from rltop.health.rules import RuleParams
 
+_FIRST_POINTS = 3  # the entropy baseline also looks at this many first points alone
+
 _NO_REF = np.nan
 
 
@@ -62,9 +64,16 @@ class EntropyRule(Rule):
 
     @staticmethod
     def _baseline(values: np.ndarray, memo: dict[str, Any], params: RuleParams) -> float | None:
-        """Median of the first ``baseline_points`` values, frozen once they exist (None before)."""
-        if "baseline" not in memo and len(values) >= params["baseline_points"]:
-            early = float(np.median(values[: params["baseline_points"]]))
+        """The run's early entropy, frozen once ``baseline_points`` values exist (None before).
+
+        The higher of the medians of the first 3 and of the first ``baseline_points`` values: with
+        a large ``logging_steps`` a collapse can fill most of the first ten points, and their
+        median alone would then call the collapsed level "early" and never fire.
+        """
+        points = params["baseline_points"]
+        if "baseline" not in memo and len(values) >= points:
+            first = values[: min(_FIRST_POINTS, points)]
+            early = max(float(np.median(first)), float(np.median(values[:points])))
             memo["baseline"] = early if early > 0 else None
         return memo.get("baseline")
 
@@ -72,7 +81,7 @@ class EntropyRule(Rule):
                 context: Context) -> str:
         baseline = memo.get("baseline")
         floor = params["floor"]
-        early = f"its early level {num(baseline)} (median of the first {params['baseline_points']} points)"
+        early = f"its early level {num(baseline)} (median of its first points)"
         if baseline and params["rise"] and point.stat > params["rise"]:
             return (f"{tag} rose to {num(point.value)} at step {point.step}, {num(point.stat)}× {early}: "
                     f"warn at > {num(params['rise'])}× in {judged(level, params)}")
