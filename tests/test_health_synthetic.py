@@ -220,3 +220,19 @@ def test_non_finite_latches_until_acknowledged(tmp_path) -> None:
     assert health.level == Level.CRITICAL
     engine.acknowledge(run.name)
     assert engine.assess(run).level == Level.OK
+
+
+def test_entropy_collapse_inside_the_first_ten_points_is_still_critical(tmp_path):
+    # With a large logging_steps the collapse can fill most of the first ten logged points; the
+    # early level must still be the run's starting entropy, not the collapsed one.
+    from rltop.health.engine import HealthEngine
+    from rltop.ingest.loader import load
+    from rltop.ingest.writer import EventWriter
+
+    with EventWriter(tmp_path / "run", start=1.7e9) as writer:
+        for step in range(1, 120):
+            writer.add_scalar("train/entropy", 4.5 if step <= 3 else 0.05, step, wall_time=1.7e9 + step)
+    (run,) = load([str(tmp_path)]).store.runs.values()
+    findings = [f for f in HealthEngine().assess(run).findings if f.rule == "entropy_collapse"]
+    assert findings and findings[0].level.name == "CRITICAL"
+    assert "early level 4.5" in findings[0].message
