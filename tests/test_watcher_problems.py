@@ -18,7 +18,7 @@ from test_watcher import MODES, EventLog, start_watcher, wait_for
 from rltop.ingest import watcher as watcher_module
 from rltop.ingest.feed import APPEARED, FILE_ERROR, RELOADED, REMOVED, STALLED
 from rltop.ingest.tracker import Tracker
-from rltop.model.values import format_duration
+from rltop.model.durations import format_duration
 
 # watchdog warns about a harmless race when nested directories appear at once (rltop filters it
 # out of its own output; pytest resets warning filters per test).

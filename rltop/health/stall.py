@@ -15,8 +15,8 @@ from rltop.health.calibration import Calibration
 from rltop.health.findings import Finding, Level
 from rltop.health.rules import RuleParams
 from rltop.model.catalog import split_tag
+from rltop.model.durations import format_duration
 from rltop.model.run import Run
-from rltop.model.values import format_duration
 
 _FINISHED_KEYS = frozenset({"train_runtime", "train_loss", "train_steps_per_second"})
 

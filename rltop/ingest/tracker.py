@@ -26,7 +26,7 @@ from rltop.ingest.feed import (
 )
 from rltop.ingest.loader import file_mtime
 from rltop.ingest.runfiles import RunFiles
-from rltop.model.values import format_duration
+from rltop.model.durations import format_duration
 
 STALL_AFTER = 300.0  # seconds without new data before a live run is reported stalled (at least)
 STALL_GAP_FACTOR = 3.0  # ... and at least this many times its longest recent gap between writes

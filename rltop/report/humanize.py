@@ -9,7 +9,7 @@ import json
 import time
 from typing import Any
 
-from rltop.model.values import format_duration
+from rltop.model.durations import format_duration
 from rltop.report.safe_text import visible
 
 __all__ = ["config_value", "format_duration", "format_staleness", "format_utc", "iso_utc", "plural"]

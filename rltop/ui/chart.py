@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rltop.model.downsample import column_bounds, downsample_minmax
+from rltop.model.durations import format_duration
 from rltop.model.series import Series
 from rltop.model.smoothing import ema_debiased
-from rltop.model.values import format_duration
 
 RGB = tuple[int, int, int]
 

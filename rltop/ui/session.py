@@ -16,8 +16,8 @@ from rltop.health.engine import HealthEngine, RunHealth
 from rltop.health.findings import Level
 from rltop.ingest.feed import RELOADED, ChangeBatch, apply_batch
 from rltop.model.catalog import trainer_kind
+from rltop.model.durations import format_duration
 from rltop.model.run import Run, Store
-from rltop.model.values import format_duration
 from rltop.report.safe_text import visible
 from rltop.report.snapshot import display_names
 from rltop.ui.cards import CardModel, build_card, ordered_tags, series_version
@@ -189,9 +189,16 @@ class Session:
         return trainer_kind(run.series) if run is not None else "unknown"
 
     def age(self, run: Run) -> float | None:
-        """Seconds since the run last changed (file change, else newest point)."""
-        moment = run.last_change_time if run.last_change_time is not None else run.last_point_wall_time
-        return None if moment is None else max(0.0, self.clock() - moment)
+        """Seconds since the run's newest point, as the snapshot and the stall rule count them.
+
+        The file change time stands in when there is no point yet, or when the newest point is
+        stamped in the future (the trainer's clock runs ahead of ours).
+        """
+        now = self.clock()
+        moment = run.last_point_wall_time
+        if moment is None or moment > now:
+            moment = run.last_change_time
+        return None if moment is None else max(0.0, now - moment)
 
     def rate(self) -> float:
         """Live points per second over the last `RATE_WINDOW` seconds."""

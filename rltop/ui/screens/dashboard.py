@@ -25,7 +25,6 @@ from rltop.ui.widgets.alert_strip import AlertStrip
 from rltop.ui.widgets.filter_bar import FilterBar
 from rltop.ui.widgets.header_bar import HeaderBar, HeaderInfo
 from rltop.ui.widgets.metric_board import MetricBoard
-from rltop.ui.widgets.metric_card import MetricCard
 from rltop.ui.widgets.waiting_panel import WaitingPanel
 
 if TYPE_CHECKING:  # card models hold numpy series; this screen paints before numpy is imported
@@ -165,7 +164,7 @@ class DashboardScreen(Screen):
             return True
         if isinstance(focused, AlertItem):
             return focused not in self.alerts.items
-        if isinstance(focused, MetricCard):
+        if self.board in focused.ancestors:  # a card (not imported here: it pulls in numpy)
             return focused not in self.board.cards
         return False
 

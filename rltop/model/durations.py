@@ -1,0 +1,21 @@
+"""Human durations, shared by the watcher, the health messages, the reports and the screen.
+
+Kept free of numpy: the dashboard's first frame imports it before anything heavy.
+"""
+
+from __future__ import annotations
+
+
+def format_duration(seconds: float) -> str:
+    """``12 s``, ``34 min``, ``5 h 3 min``, ``3 d 4 h``: a rounded-down positive duration."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h" if hours else f"{days} d"
