@@ -174,7 +174,8 @@ def _layout(rows: list[MetricRow], width: int) -> _Layout:
         stats = ("last",)
         fixed = 1 + (stat_width + 1) + 2 + 1 + _LEVEL_WIDTH
     available = width - fixed
-    longest = max(Text(_name(row)).cell_len for row in rows)
+    # At least as wide as the column's own title, or the header line would wrap.
+    longest = max(len("metric"), *(Text(_name(row)).cell_len for row in rows))
     name = min(longest, max(_MIN_NAME, available // 2))
     name = min(name, available - _MIN_SPARK)
     return _Layout(name=name, spark=available - name, stats=stats, stat_width=stat_width)
