@@ -119,3 +119,15 @@ def test_log_directory_is_never_written(tmp_path: Path, trl_copy) -> None:
 def test_help(args: list[str]) -> None:
     done = run_cli(*args)
     assert done.returncode == 0 and "rltop" in done.stdout
+
+
+def test_csv_names_with_control_characters_are_escaped_only_on_a_terminal() -> None:
+    from rltop.model.series import Points
+    from rltop.report.export import format_points
+
+    points = Points(np.array([1]), np.array([2.0]), np.array([0.5]))
+    evil = "train/\x1b]0;pwned\x07"
+    (on_screen,) = format_points("run", evil, points, True, "csv", to_terminal=True)
+    (to_file,) = format_points("run", evil, points, True, "csv")
+    assert "\x1b" not in on_screen and "\\x1b" in on_screen
+    assert evil in to_file  # pipes and files keep the exact name

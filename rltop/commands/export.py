@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     result = load_or_fail(args.paths, args.tags, args.runs)
     out = sys.stdout
     batch: list[str] = []
-    for line in export_lines(result.store, args.format):
+    for line in export_lines(result.store, args.format, to_terminal=out.isatty()):
         batch.append(line)
         if len(batch) >= 8192:
             out.write("\n".join(batch) + "\n")

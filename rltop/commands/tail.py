@@ -76,6 +76,7 @@ class _Tail:
 
     def __init__(self, fmt: str) -> None:
         self.fmt = fmt
+        self.to_terminal = sys.stdout.isatty()  # names with control characters are escaped then
         self.stop = threading.Event()
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()  # the watcher never waits for us
         self.writing_since: float | None = None
@@ -121,7 +122,9 @@ class _Tail:
         lines: list[str] = []
         for points in batches:
             view = Points(points.steps, points.wall_times, points.values)
-            for line in format_points(points.run, points.tag, view, points.single_precision, self.fmt):
+            for line in format_points(
+                points.run, points.tag, view, points.single_precision, self.fmt, self.to_terminal
+            ):
                 lines.append(line)
                 if len(lines) >= CHUNK_LINES:
                     self.write(lines)

@@ -17,6 +17,7 @@ import numpy as np
 from rltop.model.run import Store
 from rltop.model.series import Points, Series
 from rltop.model.values import format_steps, format_values
+from rltop.report.safe_text import visible
 
 CSV_HEADER = "run,tag,step,wall_time,value"
 FORMATS = ("csv", "jsonl")
@@ -32,8 +33,17 @@ def csv_field(text: str) -> str:
     return buffer.getvalue()[:-2]
 
 
-def format_points(run: str, tag: str, points: Points, single: bool, fmt: str) -> Iterator[str]:
-    """Lines (without newline) for some points of one series, in the given order."""
+def format_points(
+    run: str, tag: str, points: Points, single: bool, fmt: str, to_terminal: bool = False
+) -> Iterator[str]:
+    """Lines (without newline) for some points of one series, in the given order.
+
+    ``to_terminal``: CSV names go to a screen, so control characters in them (a tag named
+    ``\x1b]0;...`` would retitle the terminal) are shown as escapes; files and pipes get the
+    exact bytes. JSON escapes them anyway.
+    """
+    if to_terminal and fmt == "csv":
+        run, tag = visible(run), visible(tag)
     steps = format_steps(points.steps)
     walls = format_values(points.wall_times, single_precision=False)
     values = format_values(points.values, single_precision=single)
@@ -57,7 +67,7 @@ def sorted_points(series: Series) -> Points:
     return Points(points.steps[order], points.wall_times[order], points.values[order])
 
 
-def export_lines(store: Store, fmt: str) -> Iterable[str]:
+def export_lines(store: Store, fmt: str, to_terminal: bool = False) -> Iterable[str]:
     """Every point of every run, sorted by run, tag and step; CSV starts with its header."""
     if fmt == "csv":
         yield CSV_HEADER
@@ -65,4 +75,6 @@ def export_lines(store: Store, fmt: str) -> Iterable[str]:
         run = store.runs[name]
         for tag in sorted(run.series):
             series = run.series[tag]
-            yield from format_points(name, tag, sorted_points(series), series.single_precision, fmt)
+            yield from format_points(
+                name, tag, sorted_points(series), series.single_precision, fmt, to_terminal
+            )

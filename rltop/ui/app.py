@@ -248,9 +248,11 @@ class RltopApp(App[int]):
             return
         health = session.health.get(name)
         run = self.store.runs[name]
-        if not run.series:
+        if not run.series and run.texts:
             healthy = ("No scalars in this run yet: only text summaries (a trainer that crashed before its "
                        "first logging step looks like this).")
+        elif not run.series:
+            healthy = "No scalars in this run yet."
         else:
             count = len(run.series)
             healthy = f"✔ No warnings: all {count} metrics are within their rules."
