@@ -68,6 +68,11 @@ def cut_at_word(text: str, width: int) -> str:
     space = text.rfind(" ", 0, room + 1)
     if space >= room // 2:
         return text[:space].rstrip(" ,;:") + ELLIPSIS
+    # One long "word" (a tag such as train/policy/approxkl_avg): cut after a / inside it, else
+    # after a _, so the cut falls between the name's own parts.
+    for joint in (text.rfind("/", 0, room), text.rfind("_", 0, room)):
+        if joint >= room // 3:
+            return text[: joint + 1] + ELLIPSIS
     return text[:room] + ELLIPSIS
 
 

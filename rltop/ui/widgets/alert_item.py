@@ -13,6 +13,8 @@ from rltop.ui.formatting import cut_at_word
 from rltop.ui.levels import LEVEL_CLASSES, LEVEL_ICONS, LEVEL_NAMES
 from rltop.ui.messages import OpenDetail
 
+NARROW_ROOM = 60  # below this many cells for the message, a one-line alert drops "train/"
+
 
 class AlertItem(Widget, can_focus=True):
     """A focusable finding; Enter opens the detail of its metric."""
@@ -61,7 +63,12 @@ class AlertItem(Widget, can_focus=True):
         if over:
             text.append(over, style=self.get_component_rich_style("alert-item--advice"))
         if not (self.has_focus or self.expanded):
-            text.append(cut_at_word(message, max(1, self.content_size.width - len(badge) - len(over))))
+            room = max(1, self.content_size.width - len(badge) - len(over))
+            if room < NARROW_ROOM and message.startswith("train/"):
+                # A narrow pane: the train/ prefix says nothing there (eval/ is kept), and without
+                # it the part of the tag that tells metrics apart fits.
+                message = message.removeprefix("train/")
+            text.append(cut_at_word(message, room))
             text.no_wrap = True
             return text
         text.append(message)
