@@ -94,6 +94,7 @@ def test_overrides_change_the_verdict(tmp_path) -> None:
     ("ratio_drift = 3\n", [":1:", "must be a table"]),
     ("[truncation]\nwarn = 25\n", [":2:", "truncation.warn", "share between 0 and 1"]),
     ("[stall]\nwarn_min_s = -5\n", [":2:", "stall.warn_min_s", "negative"]),
+    ("[value_loss_spike]\nwarn = 0\n", [":2:", "value_loss_spike.warn", "above 1"]),
     ("ratio_drift.warn = 0.5\n", [":1:", "ratio_drift.warn", "greater than 1"]),
 ])
 def test_errors_are_one_line_with_file_line_and_key(tmp_path, text: str, fragments: list[str]) -> None:

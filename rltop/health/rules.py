@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rltop.health.thresholds import COMMON, DEFAULTS, DOCS, FRACTIONS, GENERAL, NULLABLE
+from rltop.health.thresholds import COMMON, DEFAULTS, DOCS, FRACTIONS, GENERAL, MULTIPLES, NULLABLE
 
 try:  # Python >= 3.11
     import tomllib as _toml
@@ -196,6 +196,8 @@ def _checked(table: str, key: str, value: Any, text: str, source: str) -> Any:
         raise RulesError(f"{where}: must be in (0, 1], got {value!r}")
     if table in FRACTIONS and key in ("warn", "critical") and not 0 <= value <= 1:
         raise RulesError(f"{where}: is a share between 0 and 1 (0.25 = 25 %), got {value!r}")
+    if table in MULTIPLES and key in ("warn", "critical") and value <= 1:
+        raise RulesError(f"{where}: is a multiple of the recent median (5 = 5x): above 1, got {value!r}")
     if value < 0 and key not in ("warn", "critical"):
         raise RulesError(f"{where}: must not be negative, got {value!r}")
     return float(value)

@@ -86,6 +86,9 @@ FRACTIONS = frozenset({
     "clip_fraction", "grpo_clip_ratio", "value_clip_fraction", "truncation", "zero_std_groups",
     "entropy_collapse",
 })
+# Rules whose warn / critical are multiples of a trailing median: at or below 1 every point would
+# be a "spike".
+MULTIPLES = frozenset({"value_loss_spike", "grad_norm_spike"})
 
 
 @dataclass(frozen=True)
