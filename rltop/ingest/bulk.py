@@ -180,9 +180,7 @@ def _payload_crc_ok(data, buf, starts, lengths, tag_ids, step_size, value_at) ->
     such group is the template, and only those offsets are looked up for the others.
     """
     group = tag_ids * 11 + step_size
-    first_of_group = np.full(int(group.max()) + 1, -1, dtype=np.int64)
-    first_of_group[group[::-1]] = np.arange(group.size - 1, -1, -1, dtype=np.int64)
-    template = first_of_group[group]
+    template = _first_of_key(group, int(group.max()) + 1)
     value_offset = value_at - starts
     variable: list[np.ndarray | int] = list(range(1, 9))  # wall_time
     variable += range(10, 10 + int(step_size.max()))  # step varint (fixed bytes past it: delta 0)
@@ -257,9 +255,7 @@ def _group_digests(digest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     count = digest.size
     bucket = ((digest ^ (digest >> np.uint64(29))) & np.uint64(_BUCKETS - 1)).astype(np.int64)
-    first_of_bucket = np.full(_BUCKETS, -1, dtype=np.int64)
-    first_of_bucket[bucket[::-1]] = np.arange(count - 1, -1, -1, dtype=np.int64)
-    rep = first_of_bucket[bucket]
+    rep = _first_of_key(bucket, _BUCKETS)
     collided = digest != digest[rep]
     if collided.any():
         rows = np.flatnonzero(collided)
@@ -269,3 +265,10 @@ def _group_digests(digest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     group_of_first = np.empty(count, dtype=np.int64)
     group_of_first[first] = np.arange(first.size)
     return first, group_of_first[rep]
+
+
+def _first_of_key(keys: np.ndarray, size: int) -> np.ndarray:
+    """For each row, the index of the first row with the same key (keys in ``[0, size)``), in O(n)."""
+    first = np.full(size, -1, dtype=np.int64)
+    first[keys[::-1]] = np.arange(keys.size - 1, -1, -1, dtype=np.int64)  # the last write wins
+    return first[keys]

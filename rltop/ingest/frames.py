@@ -162,8 +162,7 @@ def _filter_length_crc(u32: np.ndarray, starts: np.ndarray, lengths: np.ndarray)
 
 
 def _length_crc_ok(data: bytes, pos: int, length: int, stored: int) -> bool:
-    raw = np.frombuffer(data, dtype=np.uint8, count=8, offset=pos)
-    return int(masked_crc32c_rows(raw, np.zeros(1, np.int64), np.array([8]))[0]) == stored
+    return int(_length_crcs(np.array([length], dtype=np.int64))[0]) == stored
 
 
 def _next_valid_record(data, buf, u64, u32, start: int, starts: np.ndarray) -> int | None:

@@ -183,11 +183,6 @@ class Tracker:
                 if everything or path == newest or now - tracked.grew.get(path, -RECENT) < RECENT:
                     self._dirty.add(path)
 
-    @property
-    def has_dirty(self) -> bool:
-        """Files are waiting to be read."""
-        return bool(self._dirty)
-
     # -- reading --------------------------------------------------------------------------------
 
     def read_dirty(self, should_stop: Callable[[], bool], after_window: Callable[[], None]) -> None:

@@ -99,14 +99,6 @@ class MetricBoard(VerticalScroll, can_focus=False):
         if previous_focus is not None:
             self.focus_tag(previous_focus)
 
-    def update_models(self, models: list[CardModel]) -> None:
-        """Redraw the cards of these (already shown) tags."""
-        by_tag = {card.tag: card for card in self.cards}
-        for model in models:
-            card = by_tag.get(model.tag)
-            if card is not None:
-                card.update_model(model)
-
     # -- filter and layout -------------------------------------------------------------------------
 
     def set_filter(self, pattern: re.Pattern[str] | None) -> tuple[int, int]:
