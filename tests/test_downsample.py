@@ -5,16 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rltop.model.downsample import (
-    FLAT_GLYPH,
-    NON_FINITE_GLYPH,
-    SPARK_GLYPHS,
-    column_bounds,
-    downsample_minmax,
-    sparkline_glyphs,
-    sparkline_text,
-    sparkline_values,
-)
+from rltop.model.downsample import column_bounds, downsample_minmax, sparkline_values
+from rltop.view.spark import FLAT_GLYPH, NON_FINITE_GLYPH, SPARK_GLYPHS, sparkline_glyphs, sparkline_text
 
 
 def test_columns_split_points_evenly_and_cover_all() -> None:

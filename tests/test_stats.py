@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from rltop.model.series import Series
-from rltop.model.stats import SeriesStats, format_short, series_stats, trend_of
+from rltop.model.stats import SeriesStats, series_stats, trend_of
+from rltop.view.numbers import format_short
 
 
 def make_series(values, steps=None) -> Series:

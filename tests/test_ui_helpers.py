@@ -13,9 +13,10 @@ from rltop.demo_data.replay import Replayer
 from rltop.ingest.loader import load
 from rltop.ingest.writer import EventWriter
 from rltop.model.smoothing import ema_debiased
-from rltop.ui.formatting import cut_at_word, elide_name, format_rate, short_run_names
-from rltop.ui.spark import spark_rows
 from rltop.ui.themes import RLTOP_THEMES, load_themes, theme_from_toml
+from rltop.view.humanize import format_rate
+from rltop.view.spark import spark_rows
+from rltop.view.text_fit import cut_at_word, elide_name, short_run_names
 
 
 def tensorboard_smoothing(values: list[float], weight: float) -> list[float]:

@@ -8,21 +8,12 @@ equal slices of the points in arrival order (as TensorBoard and Textual's Sparkl
 not of steps: GRPO logs some tags only every few steps, and step buckets would show false gaps.
 
 Non-finite values (NaN, ±Inf) never reach a column's value: a column with no finite value is NaN,
-and `sparkline_text` draws it as `NON_FINITE_GLYPH`, so callers can hand any series to any renderer.
+which `rltop.view.spark` draws as its non-finite mark, so callers can hand any series to any renderer.
 """
 
 from __future__ import annotations
 
 import numpy as np
-
-SPARK_GLYPHS = "▁▂▃▄▅▆▇█"
-"""The eight block glyphs of a unicode sparkline, lowest first."""
-
-NON_FINITE_GLYPH = "×"
-"""Drawn for a column that holds no finite value (only NaN or ±Inf points)."""
-
-FLAT_GLYPH = SPARK_GLYPHS[3]
-"""Drawn for every finite column of a series whose shown values are all equal."""
 
 SPIKE_FACTOR = 2.0
 """A column extreme is a spike when it lies this many typical column half-ranges from its neighbours."""
@@ -103,36 +94,3 @@ def _neighbour_bounds(levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     highest[alone] = levels[alone]
     lowest[alone] = levels[alone]
     return highest, lowest
-
-
-def sparkline_glyphs(columns: np.ndarray, low: float | None = None, high: float | None = None) -> str:
-    """Block glyphs for already downsampled column values (NaN columns drawn as ``NON_FINITE_GLYPH``).
-
-    ``low``/``high`` fix the scale (to compare runs side by side); by default it spans the finite
-    columns. A flat series draws as a row of ``FLAT_GLYPH``, mid-height, so it does not read as zero.
-    """
-    columns = np.asarray(columns, dtype=np.float64)
-    finite = np.isfinite(columns)
-    if not finite.any():
-        return NON_FINITE_GLYPH * int(columns.shape[0])
-    low = float(np.min(columns[finite])) if low is None else float(low)
-    high = float(np.max(columns[finite])) if high is None else float(high)
-    # Halves keep the span finite even for values near ±1.8e308.
-    half_span = high / 2.0 - low / 2.0
-    if not np.isfinite(half_span) or half_span <= 0.0:
-        levels = np.full(columns.shape[0], 3, dtype=np.int64)
-    else:
-        with np.errstate(invalid="ignore", over="ignore"):
-            halves = np.where(finite, columns, low) / 2.0 - low / 2.0
-            scaled = halves / half_span * (len(SPARK_GLYPHS) - 1)
-        levels = np.clip(np.rint(scaled), 0, len(SPARK_GLYPHS) - 1).astype(np.int64)
-    glyphs = np.array(list(SPARK_GLYPHS))[levels]
-    glyphs[~finite] = NON_FINITE_GLYPH
-    return "".join(glyphs.tolist())
-
-
-def sparkline_text(values: np.ndarray, width: int) -> str:
-    """A unicode sparkline of at most ``width`` glyphs for a whole series (any values, NaN-safe)."""
-    if width <= 0:
-        return ""
-    return sparkline_glyphs(sparkline_values(values, width))

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from rltop.model.values import format_value
 from rltop.report.export import csv_field
-from rltop.report.snapshot import MetricRow, Snapshot
+from rltop.report.snapshot import Snapshot
+from rltop.view.metric_view import MetricView
 
 CSV_COLUMNS = (
     "run", "kind", "run_level", "tag", "group", "count", "first_step", "last_step", "last", "min", "max",
@@ -31,7 +32,7 @@ def _step(step: int | None) -> str:
     return "" if step is None else str(step)
 
 
-def _row(row: MetricRow) -> list[str]:
+def _row(row: MetricView) -> list[str]:
     stats = row.stats
     single = row.single_precision
     return [

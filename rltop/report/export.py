@@ -17,7 +17,7 @@ import numpy as np
 from rltop.model.run import Store
 from rltop.model.series import Points, Series
 from rltop.model.values import format_steps, format_values
-from rltop.report.safe_text import visible
+from rltop.view.safe_text import visible
 
 CSV_HEADER = "run,tag,step,wall_time,value"
 FORMATS = ("csv", "jsonl")

@@ -17,8 +17,10 @@ from typing import Any
 from rltop import __version__
 from rltop.health.findings import Finding
 from rltop.model.values import format_value
-from rltop.report.humanize import iso_utc
-from rltop.report.snapshot import FAIL_ON, MetricRow, RunReport, Snapshot
+from rltop.report.snapshot import FAIL_ON, Snapshot
+from rltop.view.humanize import iso_utc
+from rltop.view.metric_view import MetricView
+from rltop.view.run_view import RunView
 
 SCHEMA_NAME = "rltop-snapshot"
 SCHEMA_VERSION = 1
@@ -56,7 +58,7 @@ def snapshot_dict(snapshot: Snapshot, fail_on: str = "critical") -> dict[str, An
     }
 
 
-def run_dict(run: RunReport) -> dict[str, Any]:
+def run_dict(run: RunView) -> dict[str, Any]:
     """One run: facts, config summary, the engine's findings and the per-tag statistics."""
     return {
         "name": run.name,
@@ -100,7 +102,7 @@ def finding_dict(finding: Finding, single_precision: bool = False) -> dict[str, 
     }
 
 
-def tag_dict(row: MetricRow) -> dict[str, Any]:
+def tag_dict(row: MetricView) -> dict[str, Any]:
     """The statistics of one tag."""
     stats = row.stats
     single = row.single_precision

@@ -8,14 +8,21 @@ never breaks a table. Sparklines are `MARKDOWN_SPARK_WIDTH` glyphs wide.
 from __future__ import annotations
 
 from rltop.health.findings import Finding, Level
-from rltop.model.downsample import sparkline_text
-from rltop.model.stats import TREND_MARKS, format_short
-from rltop.report.humanize import config_value, format_staleness, format_utc, plural
-from rltop.report.safe_text import markdown_code, markdown_text
-from rltop.report.snapshot import MetricRow, RunReport, Snapshot
+from rltop.report.snapshot import Snapshot
+from rltop.view.config import config_value
+from rltop.view.humanize import format_staleness, format_utc, plural
+from rltop.view.marks import STATE_MARKS, TREND_MARKS
+from rltop.view.metric_view import MetricView
+from rltop.view.numbers import format_short
+from rltop.view.run_view import RunView
+from rltop.view.safe_text import markdown_code, markdown_text
+from rltop.view.spark import sparkline_text
 
 MARKDOWN_SPARK_WIDTH = 24
-LEVEL_MARKS = {Level.OK: "🟢 ok", Level.WARN: "🟡 warn", Level.CRITICAL: "🔴 critical"}
+
+
+def _level_mark(level: Level) -> str:
+    return STATE_MARKS[Level(level).label]
 
 
 def render_markdown(snapshot: Snapshot) -> str:
@@ -33,9 +40,9 @@ def render_markdown(snapshot: Snapshot) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_markdown(run: RunReport) -> list[str]:
+def run_markdown(run: RunView) -> list[str]:
     """Heading, facts, findings table and one metric table per group for one run."""
-    mark = "⚪ empty" if run.state == "empty" else LEVEL_MARKS[run.level]
+    mark = STATE_MARKS[run.state]
     lines = [f"## {markdown_code(run.name, in_table=False)} · {mark}", ""]
     if run.empty or run.last_step is None:
         lines.append(f"{run.kind} · no scalar points")
@@ -58,7 +65,7 @@ def run_markdown(run: RunReport) -> list[str]:
     return lines
 
 
-def _findings(run: RunReport) -> list[str]:
+def _findings(run: RunView) -> list[str]:
     if not run.findings:
         if run.empty:
             texts = ", ".join(markdown_code(t, in_table=False) for t in run.texts) or "none"
@@ -69,7 +76,7 @@ def _findings(run: RunReport) -> list[str]:
         title = markdown_text(finding.title or finding.rule) + ("" if finding.active else " (over)")
         tag = markdown_code(finding.tag) if finding.tag else ""
         lines.append(
-            f"| {LEVEL_MARKS[finding.level]} | {title} | {tag} | {_steps(finding)} "
+            f"| {_level_mark(finding.level)} | {title} | {tag} | {_steps(finding)} "
             f"| {markdown_text(finding.message)} | {markdown_text(finding.advice)} |"
         )
     return lines
@@ -84,7 +91,7 @@ def _steps(finding: Finding) -> str:
     return str(first) if first == last else f"{first}–{last}"
 
 
-def _metric_table(rows: list[MetricRow]) -> list[str]:
+def _metric_table(rows: list[MetricView]) -> list[str]:
     lines = ["| metric | history | last | min | max | trend | level |", "|---|---|--:|--:|--:|:-:|---|"]
     for row in rows:
         stats = row.stats
@@ -94,6 +101,6 @@ def _metric_table(rows: list[MetricRow]) -> list[str]:
             name += f" ({stats.non_finite} NaN/Inf)"
         lines.append(
             f"| {name} | {spark} | {format_short(stats.last)} | {format_short(stats.min)} "
-            f"| {format_short(stats.max)} | {TREND_MARKS[stats.trend]} | {LEVEL_MARKS[row.level]} |"
+            f"| {format_short(stats.max)} | {TREND_MARKS[stats.trend]} | {_level_mark(row.level)} |"
         )
     return lines

@@ -18,15 +18,18 @@ from rich.table import Table
 from rich.text import Text
 
 from rltop.health.findings import Finding, Level
-from rltop.model.downsample import NON_FINITE_GLYPH, sparkline_text
-from rltop.model.stats import TREND_MARKS, format_short
 from rltop.report.formats import MIN_WIDTH
-from rltop.report.humanize import config_value, format_staleness, format_utc, plural
-from rltop.report.safe_text import visible
-from rltop.report.snapshot import MetricRow, RunReport, Snapshot
+from rltop.report.snapshot import Snapshot
+from rltop.view.config import config_value
+from rltop.view.humanize import format_staleness, format_utc, plural
+from rltop.view.marks import LEVEL_NAMES, TREND_MARKS
+from rltop.view.metric_view import MetricView
+from rltop.view.numbers import format_short
+from rltop.view.run_view import RunView
+from rltop.view.safe_text import visible
+from rltop.view.spark import NON_FINITE_GLYPH, sparkline_text
 
 LEVEL_STYLES = {Level.OK: "green", Level.WARN: "yellow", Level.CRITICAL: "bold red"}
-ROW_LABELS = {Level.OK: "ok", Level.WARN: "WARN", Level.CRITICAL: "CRIT"}
 _STATE_STYLES = {"critical": "bold red", "warn": "yellow", "ok": "green", "empty": "yellow"}
 _STAT_WIDTH = 8  # format_short's ordinary maximum ("-4.58e-4"); widened when a value needs more
 _LEVEL_WIDTH = 5  # "level" header; the labels are at most 4 cells
@@ -53,7 +56,7 @@ class _Layout:
 
 def level_text(level: Level) -> Text:
     """The coloured label of a level in a table: ``CRIT``, ``WARN`` or ``ok``."""
-    return Text(ROW_LABELS[level], style=LEVEL_STYLES[level])
+    return Text(LEVEL_NAMES[level], style=LEVEL_STYLES[level])
 
 
 def snapshot_renderables(snapshot: Snapshot, width: int) -> list[RenderableType]:
@@ -89,7 +92,7 @@ def _legend() -> Text:
     )
 
 
-def run_renderables(run: RunReport, width: int) -> list[RenderableType]:
+def run_renderables(run: RunView, width: int) -> list[RenderableType]:
     """The header, findings and metric table of one run."""
     parts: list[RenderableType] = [_run_title(run), _run_facts(run)]
     if run.headline_config:
@@ -102,14 +105,14 @@ def run_renderables(run: RunReport, width: int) -> list[RenderableType]:
     return parts
 
 
-def _run_title(run: RunReport) -> Text:
+def _run_title(run: RunView) -> Text:
     title = Text(visible(run.name), style="bold")
     _pad(title, 2)
     title.append(run.state.upper(), style=_STATE_STYLES[run.state])
     return title
 
 
-def _run_facts(run: RunReport) -> Text:
+def _run_facts(run: RunView) -> Text:
     facts = Text(style="dim")
     facts.append(f"{run.kind} · ")
     if run.empty or run.last_step is None:
@@ -121,13 +124,13 @@ def _run_facts(run: RunReport) -> Text:
     return facts
 
 
-def _config_line(run: RunReport) -> Text:
+def _config_line(run: RunView) -> Text:
     # Two spaces between pairs, none inside one: lines wrap between settings, never within one.
     pairs = [f"{visible(key)}={config_value(value)}" for key, value in run.headline_config.items()]
     return Text("config: " + "  ".join(pairs), style="dim")
 
 
-def _findings(run: RunReport) -> list[RenderableType]:
+def _findings(run: RunView) -> list[RenderableType]:
     if not run.findings:
         if run.empty:
             texts = ", ".join(visible(t) for t in run.texts) or "nothing"
@@ -164,7 +167,7 @@ def _finding_body(finding: Finding) -> Text:
     return body
 
 
-def _layout(rows: list[MetricRow], width: int) -> _Layout:
+def _layout(rows: list[MetricView], width: int) -> _Layout:
     """Column widths: stats keep their width, the rest is shared by name and sparkline."""
     cells = [format_short(getattr(row.stats, stat)) for row in rows for stat in ("last", "min", "max")]
     stat_width = max([_STAT_WIDTH, *(len(c) for c in cells)])
@@ -181,12 +184,12 @@ def _layout(rows: list[MetricRow], width: int) -> _Layout:
     return _Layout(name=name, spark=available - name, stats=stats, stat_width=stat_width)
 
 
-def _name(row: MetricRow) -> str:
+def _name(row: MetricView) -> str:
     suffix = f" {NON_FINITE_GLYPH}{row.stats.non_finite}" if row.stats.non_finite else ""
     return visible(row.name) + suffix
 
 
-def _metric_table(run: RunReport, width: int) -> list[RenderableType]:
+def _metric_table(run: RunView, width: int) -> list[RenderableType]:
     layout = _layout(run.rows, width)
     lines: list[RenderableType] = [_header(layout)]
     for group, rows in run.groups:
@@ -205,7 +208,7 @@ def _header(layout: _Layout) -> Text:
     return header
 
 
-def _metric_lines(row: MetricRow, layout: _Layout) -> list[Text]:
+def _metric_lines(row: MetricView, layout: _Layout) -> list[Text]:
     style = LEVEL_STYLES[row.level]
     name = Text(_name(row), style="" if row.level == Level.OK else style)
     if row.stats.non_finite:

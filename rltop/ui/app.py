@@ -25,12 +25,12 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 
-from rltop.report.safe_text import visible
 from rltop.ui import themes
 from rltop.ui.chart_options import DEFAULT_SMOOTHING, SMOOTHING_STEPS, X_MODES
 from rltop.ui.messages import LiveBatch, WatcherFailed
 from rltop.ui.palette import palette_commands
 from rltop.ui.screens.dashboard import DashboardScreen
+from rltop.view.safe_text import visible
 
 if TYPE_CHECKING:
     from rltop.health.engine import HealthEngine, RunHealth
@@ -234,7 +234,7 @@ class RltopApp(App[int]):
         if top.id == "detail" and (top.run_name in changed_runs or structure):
             top.refresh_view()
         elif top.id == "runs":
-            top.update_rows(session.run_rows())
+            top.update_rows(session.run_views(), session.clock())
 
     async def _show_dashboard(self, focus_tag: str | None = None) -> None:
         session = self.session
@@ -257,7 +257,7 @@ class RltopApp(App[int]):
             count = len(run.series)
             healthy = f"✔ No warnings: all {count} metrics are within their rules."
         findings = list(health.findings) if health is not None else []
-        await self.dashboard.show_run(name, findings, session.cards(name), healthy,
+        await self.dashboard.show_run(name, findings, session.run_view(name).groups, healthy,
                                       focus_tag or self.dashboard.focused_tag)
 
     def _show_header(self) -> None:
@@ -325,7 +325,8 @@ class RltopApp(App[int]):
             if name is not None:
                 await self.switch_run(name)
 
-        self.push_screen(RunsScreen(self.session.run_rows(), self.session.current), chosen)
+        self.push_screen(RunsScreen(self.session.run_views(), self.session.current, self.session.clock()),
+                         chosen)
 
     async def action_cycle_run(self, direction: int) -> None:
         """``[`` / ``]``: previous/next run."""

@@ -16,14 +16,11 @@ from rltop.health.engine import HealthEngine, RunHealth
 from rltop.health.findings import Level
 from rltop.ingest.feed import RELOADED, ChangeBatch, apply_batch
 from rltop.model.catalog import trainer_kind
-from rltop.model.durations import format_duration
 from rltop.model.run import Run, Store
-from rltop.report.safe_text import visible
-from rltop.report.snapshot import display_names
-from rltop.ui.cards import CardModel, build_card, ordered_tags, series_version
-from rltop.ui.formatting import format_rate
-from rltop.ui.widgets.header_bar import HeaderInfo
-from rltop.ui.widgets.runs_table import RunRow
+from rltop.ui.header_info import HeaderInfo
+from rltop.view.humanize import age_text, format_rate
+from rltop.view.metric_view import MetricView
+from rltop.view.run_view import RunView, build_run_view
 
 RATE_WINDOW = 10.0
 """Seconds of live points the header's points/s is averaged over."""
@@ -66,7 +63,7 @@ class Session:
         self.dirty = Dirty(runs=set(self.store.runs), structure=True)
         self.events: list[str] = []
         self._rate: deque[tuple[float, int]] = deque()
-        self._cards: dict[str, dict[str, CardModel]] = {}
+        self._metric_views: dict[str, dict[str, MetricView]] = {}
 
     # -- input ---------------------------------------------------------------------------------------
 
@@ -86,7 +83,7 @@ class Session:
             self.dirty.structure = True
             for gone in (before - set(self.store.runs)) | reloaded:
                 self.health.pop(gone, None)
-                self._cards.pop(gone, None)
+                self._metric_views.pop(gone, None)
                 self.engine.forget(gone)
         points = batch.point_count()
         self.loaded_points += points
@@ -163,22 +160,10 @@ class Session:
 
     # -- what to draw ----------------------------------------------------------------------------------
 
-    def cards(self, name: str) -> list[tuple[str, list[CardModel]]]:
-        """The grouped card models of a run; a model is rebuilt only when its tag changed."""
-        run = self.store.runs[name]
-        health = self.health.get(name)
-        cache = self._cards.setdefault(name, {})
-        names = display_names(run.series)
-        grouped = []
-        for group, tags in ordered_tags(run):
-            models = []
-            for tag in tags:
-                model = cache.get(tag)
-                if model is None or _stale(model, run, tag, health) or model.label != visible(names[tag]):
-                    model = cache[tag] = build_card(run, tag, health, names[tag])
-                models.append(model)
-            grouped.append((group, models))
-        return grouped
+    def run_view(self, name: str) -> RunView:
+        """The view of a run now; a metric view is rebuilt only when its tag changed."""
+        cache = self._metric_views.setdefault(name, {})
+        return build_run_view(self.store.runs[name], self.health.get(name), self.clock(), cache=cache)
 
     def kind(self, name: str) -> str:
         """PPO, GRPO or unknown."""
@@ -216,15 +201,15 @@ class Session:
         health = self.health.get(run.name)
         age = self.age(run)
         stale = age is not None and age >= STALE_AFTER
-        age_text = "" if age is None else (
-            f"no new point for {_age_text(age)}" if stale else f"updated {_age_text(age)} ago")
+        freshness = "" if age is None else (
+            f"no new point for {age_text(age)}" if stale else f"updated {age_text(age)} ago")
         names = self.store.sorted_names()
         return HeaderInfo(
             run=run.name,
             kind=self.kind(run.name),
             step=run.last_step,
             level=None if health is None or health.empty else Level(health.level),
-            age_text=age_text,
+            age_text=freshness,
             stale=stale,
             rate_text=format_rate(self.rate()) if self.caught_up else "",
             run_position=(names.index(run.name) + 1, len(names)),
@@ -233,37 +218,15 @@ class Session:
             filter_text=filter_text,
         )
 
-    def run_rows(self) -> list[RunRow]:
+    def run_views(self) -> list[RunView]:
         """The runs list, in name order."""
-        rows = []
-        for name in self.store.sorted_names():
-            run = self.store.runs[name]
-            health = self.health.get(name)
-            empty = health is None or health.empty
-            rows.append(RunRow(
-                name=name,
-                kind=self.kind(name),
-                step=run.last_step,
-                level=None if empty else Level(health.level),
-                age_text=_age_text(self.age(run)),
-                points=run.scalar_count(),
-            ))
-        return rows
+        return [self.run_view(name) for name in self.store.sorted_names()]
 
 
 def _verdict(health: RunHealth) -> tuple:
     """What the screen shows of a verdict (levels and finding texts, not the exact values)."""
     shown = [(f.level, f.rule, f.tag, f.message, f.advice) for f in health.findings]
     return (shown, sorted(health.tag_levels.items()))
-
-
-def _age_text(seconds: float | None) -> str:
-    """``4 s``, then ``10 s``, ``20 s``… then minutes: the header changes at most every 10 s when idle."""
-    if seconds is None:
-        return "–"
-    if 10 <= seconds < 60:
-        seconds = seconds // 10 * 10
-    return format_duration(seconds)
 
 
 def most_recent_run(store: Store) -> str | None:
@@ -274,12 +237,3 @@ def most_recent_run(store: Store) -> str | None:
 
     runs = list(store.runs.values())
     return max(runs, key=key).name if runs else None
-
-
-def _stale(model: CardModel, run: Run, tag: str, health: RunHealth | None) -> bool:
-    """Does the card of ``tag`` need a new model (new points, new level, new findings)?"""
-    if model.version != series_version(run.series[tag]) or model.series is not run.series[tag]:
-        return True
-    if health is None:
-        return model.level != Level.OK or bool(model.findings)
-    return model.level != health.tag_levels.get(tag, Level.OK) or model.findings != health.findings_for(tag)

@@ -27,8 +27,8 @@ from rltop.ui.widgets.header_bar import HeaderBar, HeaderInfo
 from rltop.ui.widgets.metric_board import MetricBoard
 from rltop.ui.widgets.waiting_panel import WaitingPanel
 
-if TYPE_CHECKING:  # card models hold numpy series; this screen paints before numpy is imported
-    from rltop.ui.cards import CardModel
+if TYPE_CHECKING:  # metric views hold numpy series; this screen paints before numpy is imported
+    from rltop.view.metric_view import MetricView
 
 NARROW_WIDTH = 70
 """Below this many columns the dashboard shows one line per metric."""
@@ -133,7 +133,7 @@ class DashboardScreen(Screen):
         self,
         run: str,
         findings: list[Finding],
-        grouped: list[tuple[str, list[CardModel]]],
+        grouped: list[tuple[str, list[MetricView]]],
         healthy_text: str,
         focus_tag: str | None = None,
     ) -> None:

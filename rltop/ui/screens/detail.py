@@ -19,14 +19,16 @@ from textual.widgets import Footer, Static
 from rltop.health.findings import Level
 from rltop.model.catalog import MetricInfo, describe
 from rltop.model.series import Series
-from rltop.model.stats import TREND_MARKS, format_short, series_stats
-from rltop.report.humanize import config_value
-from rltop.report.safe_text import visible
-from rltop.report.snapshot import HEADLINE_CONFIG_KEYS, config_summary, display_names
-from rltop.ui.cards import series_version
+from rltop.model.stats import series_stats
 from rltop.ui.chart_options import X_LABELS
-from rltop.ui.levels import LEVEL_ICONS, LEVEL_KEYS, LEVEL_NAMES
+from rltop.ui.levels import LEVEL_KEYS
 from rltop.ui.widgets.detail_chart import ChartData, DetailChart
+from rltop.view.config import config_summary, config_value, headline_config
+from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES, TREND_MARKS
+from rltop.view.metric_view import series_version
+from rltop.view.names import metric_names
+from rltop.view.numbers import format_short
+from rltop.view.safe_text import visible
 
 if TYPE_CHECKING:
     from rltop.health.engine import RunHealth
@@ -105,7 +107,7 @@ class DetailScreen(Screen):
         health = app.health.get(self.run_name)
         level = Level(health.tag_levels.get(self.tag, Level.OK)) if health is not None else Level.OK
         info = describe(self.tag)
-        label = display_names(run.series).get(self.tag, self.tag) if run is not None else self.tag
+        label = metric_names(run.series).get(self.tag, self.tag) if run is not None else self.tag
         self._show_title(info, label, level)
         others = []
         if app.overlay_runs and series is not None:
@@ -193,11 +195,8 @@ class DetailScreen(Screen):
 
 def _headline_config(config: dict | None) -> str:
     """``learning_rate 0.01 · num_ppo_epochs 16 …``: the settings the advice refers to."""
-    summary = config_summary(config) or {}
-    return "  ·  ".join(
-        f"{key} {config_value(summary[key])}" for key in HEADLINE_CONFIG_KEYS
-        if key in summary and summary[key] is not None
-    )
+    settings = headline_config(config_summary(config))
+    return "  ·  ".join(f"{key} {config_value(value)}" for key, value in settings.items())
 
 
 def _band_text(band: Band) -> str:

@@ -9,7 +9,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from rltop.ui.widgets.runs_table import RunRow, RunsTable
+from rltop.ui.widgets.runs_table import RunsTable
+from rltop.view.run_view import RunView
 
 
 class RunsScreen(ModalScreen[str | None]):
@@ -21,10 +22,11 @@ class RunsScreen(ModalScreen[str | None]):
         Binding("k", "cursor(-1)", show=False),
     ]
 
-    def __init__(self, rows: list[RunRow], current: str | None) -> None:
+    def __init__(self, rows: list[RunView], current: str | None, now: float) -> None:
         super().__init__(id="runs")
         self.rows = rows
         self.current = current
+        self.now = now
 
     def compose(self) -> ComposeResult:
         with Vertical(id="runs-box"):
@@ -33,7 +35,7 @@ class RunsScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         table = self.query_one(RunsTable)
-        table.show_rows(self.rows, self.current)
+        table.show_rows(self.rows, self.current, self.now)
         table.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -45,10 +47,10 @@ class RunsScreen(ModalScreen[str | None]):
         table = self.query_one(RunsTable)
         table.move_cursor(row=table.cursor_row + direction)
 
-    def update_rows(self, rows: list[RunRow]) -> None:
+    def update_rows(self, rows: list[RunView], now: float) -> None:
         """Refresh the list while it is open (new runs, new steps)."""
         table = self.query_one(RunsTable)
         row = table.cursor_row
         selected = self.rows[row].name if 0 <= row < len(self.rows) else self.current
-        self.rows = rows
-        table.show_rows(rows, selected)
+        self.rows, self.now = rows, now
+        table.show_rows(rows, selected, now)

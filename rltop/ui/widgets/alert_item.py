@@ -5,13 +5,15 @@ from __future__ import annotations
 from rich.text import Text
 from textual.binding import Binding
 from textual.events import Click
+from textual.geometry import Size
 from textual.widget import Widget
 
 from rltop.health.findings import Finding, Level
-from rltop.report.safe_text import visible
-from rltop.ui.formatting import cut_at_word
-from rltop.ui.levels import LEVEL_CLASSES, LEVEL_ICONS, LEVEL_NAMES
+from rltop.ui.levels import LEVEL_CLASSES
 from rltop.ui.messages import OpenDetail
+from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES
+from rltop.view.safe_text import visible
+from rltop.view.text_fit import cut_at_word
 
 NARROW_ROOM = 60  # below this many cells for the message, a one-line alert drops "train/"
 
@@ -48,6 +50,14 @@ class AlertItem(Widget, can_focus=True):
             self.refresh(layout=self.has_focus or self.expanded)
         else:
             self.finding = finding  # same text: keep the newest data, skip the repaint
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        """One line until focused or expanded, whatever the text: the one-line form is cut to the
+        width it gets, so measuring it at another width (before a scrollbar appears, say) must not
+        make it two lines tall."""
+        if not (self.has_focus or self.expanded):
+            return 1
+        return super().get_content_height(container, viewport, width)
 
     def render(self) -> Text:
         """One line (cut at a word, with …) until focused; then the whole message and the advice."""

@@ -8,9 +8,9 @@ from rich.text import Text
 from textual.widget import Widget
 
 from rltop.model.series import Series
-from rltop.report.safe_text import visible
 from rltop.ui.chart import RGB, ChartSpec, band_lines, render_chart, series_lines, time_ticks
-from rltop.ui.formatting import short_run_names
+from rltop.view.safe_text import visible
+from rltop.view.text_fit import short_run_names
 
 OTHER_RUN_CLASSES = tuple(f"detail-chart--other-{i}" for i in range(1, 5))
 LEGEND_WIDTH = 28

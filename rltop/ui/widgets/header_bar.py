@@ -2,33 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual.widget import Widget
 
-from rltop.health.findings import Level
-from rltop.report.safe_text import visible
-from rltop.ui.formatting import elide_name
-from rltop.ui.levels import LEVEL_ICONS, LEVEL_KEYS, LEVEL_NAMES
-
-
-@dataclass
-class HeaderInfo:
-    """Everything the header line can show; parts are dropped right to left when space runs out."""
-
-    run: str | None = None
-    kind: str = ""
-    step: int | None = None
-    level: Level | None = None
-    age_text: str = ""
-    stale: bool = False
-    rate_text: str = ""
-    run_position: tuple[int, int] | None = None
-    paused_points: int | None = None
-    loading_text: str = ""
-    filter_text: str = ""
-    note: str = ""
+from rltop.ui.header_info import HeaderInfo
+from rltop.ui.levels import LEVEL_KEYS
+from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES
+from rltop.view.safe_text import visible
+from rltop.view.text_fit import elide_name
 
 
 class HeaderBar(Widget):

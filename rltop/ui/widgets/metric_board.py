@@ -14,13 +14,13 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 
-from rltop.ui.formatting import NARROW_FIXED
+from rltop.ui.narrow import NARROW_FIXED
 from rltop.ui.tag_filter import matches
 from rltop.ui.widgets.metric_group import MetricGroup
 
 if TYPE_CHECKING:  # cards draw with numpy; the board is built before numpy is imported
-    from rltop.ui.cards import CardModel
     from rltop.ui.widgets.metric_card import MetricCard
+    from rltop.view.metric_view import MetricView
 
 CARD_MIN_WIDTH = 30
 """Smallest card width (border included) in the wide layout; the column count follows from it."""
@@ -71,7 +71,7 @@ class MetricBoard(VerticalScroll, can_focus=False):
         focused = self.screen.focused if self.is_attached else None
         return focused.tag if focused is not None and focused in self.cards else None
 
-    async def show(self, grouped: list[tuple[str, list[CardModel]]], focus_tag: str | None = None) -> None:
+    async def show(self, grouped: list[tuple[str, list[MetricView]]], focus_tag: str | None = None) -> None:
         """Show these groups of cards: rebuilt when the tags changed, updated in place otherwise."""
         order = [model.tag for _, models in grouped for model in models]
         if order == self._order:
@@ -138,7 +138,7 @@ class MetricBoard(VerticalScroll, can_focus=False):
             for card in group.cards:
                 card.set_compact(self.compact, self.name_width)
 
-    def _name_width(self, models: list[CardModel]) -> int:
+    def _name_width(self, models: list[MetricView]) -> int:
         """One name column for every narrow line: the longest label, within reason."""
         width = self.size.width or self.app.size.width
         room = max(8, int((width - 2 - NARROW_FIXED - 1) * 0.62))

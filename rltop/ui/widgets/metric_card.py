@@ -26,16 +26,18 @@ from textual.widget import Widget
 
 from rltop.health.findings import Level
 from rltop.model.downsample import sparkline_values
-from rltop.model.stats import TREND_MARKS, format_short
-from rltop.ui.cards import CardModel
-from rltop.ui.formatting import NARROW_FIXED, VALUE_WIDTH, elide_name
-from rltop.ui.levels import LEVEL_CLASSES, LEVEL_KEYS, LEVEL_NAMES
+from rltop.ui.levels import LEVEL_CLASSES, LEVEL_KEYS
 from rltop.ui.messages import OpenDetail
-from rltop.ui.spark import spark_rows
+from rltop.ui.narrow import NARROW_FIXED, VALUE_WIDTH
+from rltop.view.marks import LEVEL_NAMES, TREND_MARKS
+from rltop.view.metric_view import MetricView
+from rltop.view.numbers import format_short
+from rltop.view.spark import spark_rows
+from rltop.view.text_fit import elide_name
 
 
 class MetricCard(Widget, can_focus=True):
-    """Draws a `CardModel`; Enter (or a double click) asks for the detail screen."""
+    """Draws a `MetricView`; Enter (or a double click) asks for the detail screen."""
 
     BINDINGS = [Binding("enter", "open", "Detail")]
     COMPONENT_CLASSES = {
@@ -47,7 +49,7 @@ class MetricCard(Widget, can_focus=True):
         "metric-card--nonfinite",
     }
 
-    def __init__(self, model: CardModel, compact: bool = False, name_width: int = 16) -> None:
+    def __init__(self, model: MetricView, compact: bool = False, name_width: int = 16) -> None:
         super().__init__(classes=LEVEL_CLASSES[model.level])
         self.model = model
         self.compact = compact
@@ -60,7 +62,7 @@ class MetricCard(Widget, can_focus=True):
         """The full tag this card shows."""
         return self.model.tag
 
-    def update_model(self, model: CardModel) -> None:
+    def update_model(self, model: MetricView) -> None:
         """Show a newer model of the same tag."""
         if model.level != self.model.level:
             self.set_class(False, *LEVEL_CLASSES.values())

@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual.widgets import DataTable
 
-from rltop.health.findings import Level
-from rltop.report.safe_text import visible
-from rltop.ui.levels import LEVEL_ICONS, LEVEL_KEYS, LEVEL_NAMES
-
-
-@dataclass
-class RunRow:
-    """One line of the runs list."""
-
-    name: str
-    kind: str
-    step: int | None
-    level: Level | None  # None: no scalars yet (empty run)
-    age_text: str
-    points: int
+from rltop.ui.levels import LEVEL_KEYS
+from rltop.view.humanize import age_text
+from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES
+from rltop.view.run_view import RunView
 
 
 class RunsTable(DataTable):
@@ -38,26 +25,26 @@ class RunsTable(DataTable):
         self.zebra_stripes = False
         self.add_columns("run", "kind", "step", "health", "updated", "points")
 
-    def show_rows(self, rows: list[RunRow], current: str | None) -> None:
+    def show_rows(self, runs: list[RunView], current: str | None, now: float) -> None:
         """Fill the table and put the cursor on ``current``."""
         self.clear()
-        for row in rows:
+        for run in runs:
             self.add_row(
-                Text(visible(row.name)),
-                Text(row.kind),
-                Text("–" if row.step is None else str(row.step), justify="right"),
-                self._level_text(row.level),
-                Text(row.age_text, justify="right"),
-                Text(f"{row.points:,}", justify="right"),
-                key=row.name,
+                Text(run.label),
+                Text(run.kind),
+                Text("–" if run.last_step is None else str(run.last_step), justify="right"),
+                self._level_text(run),
+                Text(age_text(run.age(now)), justify="right"),
+                Text(f"{run.points:,}", justify="right"),
+                key=run.name,
             )
-        names = [row.name for row in rows]
+        names = [run.name for run in runs]
         if current in names:
             self.move_cursor(row=names.index(current))
 
-    def _level_text(self, level: Level | None) -> Text:
-        if level is None:
+    def _level_text(self, run: RunView) -> Text:
+        if run.empty:
             return Text("empty")
-        key = LEVEL_KEYS[level]
-        return Text(f"{LEVEL_ICONS[level]} {LEVEL_NAMES[level]}", style=self.get_component_rich_style(
+        key = LEVEL_KEYS[run.level]
+        return Text(f"{LEVEL_ICONS[run.level]} {LEVEL_NAMES[run.level]}", style=self.get_component_rich_style(
             f"runs-table--{key}"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from rltop.report.safe_text import visible
+from rltop.view.safe_text import visible
 
 
 class WaitingPanel(Static):

@@ -1,4 +1,4 @@
-"""Make names and messages from event files safe to show: literal, never interpreted.
+"""Make names and messages from event files safe to show: literal, never interpreted (every front end).
 
 Tag names, run names and config text come from files anyone can write. Shown raw, ``\\x1b]0;...``
 would retitle the user's terminal and ``\\u202e`` would reverse the rest of a line; shown through

@@ -1,0 +1,94 @@
+"""One metric of one run as every front end shows it: a dashboard card and a snapshot row alike.
+
+A `MetricView` is built once from the run's series and its health verdict; the card widget, the
+text table, Markdown, JSON and CSV all read the same fields, so a card and a row of the same tag
+cannot disagree about its name, level or numbers. Sparkline columns are downsampled later, by each
+renderer, to the width it has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from rltop.health.findings import Finding, Level
+from rltop.model.catalog import MetricInfo, describe
+from rltop.model.run import Run
+from rltop.model.series import Series
+from rltop.model.stats import SeriesStats, series_stats
+from rltop.view.safe_text import visible
+
+if TYPE_CHECKING:  # only a type: any object with RunHealth's fields works (tests build their own)
+    from rltop.health.engine import RunHealth
+
+
+@dataclass
+class MetricView:
+    """One tag of one run, ready to draw or print."""
+
+    tag: str
+    name: str
+    """Display name (`rltop.view.names.metric_names`): the tag without ``train/``, exact characters."""
+    info: MetricInfo
+    series: Series
+    stats: SeriesStats
+    level: Level = Level.OK
+    findings: list[Finding] = field(default_factory=list)
+    version: tuple[int, int] = (0, 0)
+    """(point count, purged count) of the series when the view was built: a cheap change check."""
+
+    @property
+    def label(self) -> str:
+        """The display name with control characters made visible: what a terminal may print."""
+        return visible(self.name)
+
+    @property
+    def group(self) -> str:
+        """The catalogue group this metric sits in."""
+        return self.info.group
+
+    @property
+    def values(self) -> np.ndarray:
+        """All values of the series (a view, NaN included), for sparklines of any width."""
+        return self.series.values
+
+    @property
+    def single_precision(self) -> bool:
+        """Whether the values were logged as float32."""
+        return self.series.single_precision
+
+
+def series_version(series: Series) -> tuple[int, int]:
+    """Changes whenever points are appended or a restart purges some."""
+    return (len(series), series.purged)
+
+
+def build_metric_view(run: Run, tag: str, health: RunHealth | None, name: str) -> MetricView:
+    """The view of one tag (``name``: its display name, from `metric_names`)."""
+    series = run.series[tag]
+    level = health.tag_levels.get(tag, Level.OK) if health is not None else Level.OK
+    findings = health.findings_for(tag) if health is not None else []
+    return MetricView(
+        tag=tag,
+        name=name,
+        info=describe(tag),
+        series=series,
+        stats=series_stats(series),
+        level=Level(level),
+        findings=list(findings),
+        version=series_version(series),
+    )
+
+
+def is_stale(view: MetricView, run: Run, health: RunHealth | None) -> bool:
+    """Does ``view`` need rebuilding (new points, a restart, a new level or new findings)?"""
+    series = run.series.get(view.tag)
+    if series is None or view.series is not series or view.version != series_version(series):
+        return True
+    if health is None:
+        return view.level != Level.OK or bool(view.findings)
+    return view.level != health.tag_levels.get(view.tag, Level.OK) or view.findings != health.findings_for(
+        view.tag
+    )
