@@ -12,6 +12,7 @@ from rltop.commands.app import make_app
 from rltop.commands.common import UsageError
 from rltop.health.findings import Finding, Level
 from rltop.ingest.discovery import DiscoveryError
+from rltop.view.alerts import AlertView
 
 
 def _args(**overrides) -> argparse.Namespace:
@@ -71,7 +72,7 @@ async def test_focused_alert_keeps_focus_when_findings_change_order():
         await wait_until(pilot, lambda: app.focused is strip.items[1])
         kept = strip.items[1].finding
         newcomer = Finding(Level.CRITICAL, "non_finite", kept.run, "train/new", 3, None, "new", "advice")
-        await strip.show([newcomer, *strip._findings], "healthy")
+        await strip.show([AlertView(newcomer, (), True, "new"), *strip.alerts], "healthy")
         await pilot.pause(0.2)
         assert app.focused.finding == kept and app.focused is strip.items[2]
         assert app.dashboard.board.scroll_y == 0

@@ -40,10 +40,12 @@ async def test_ppo_unstable_alert_strip_shows_critical_entropy_and_ratio_finding
         await wait_until(pilot, lambda: isinstance(app.focused, AlertItem))
         assert app.focused.finding.level == Level.CRITICAL
         await wait_until(pilot, lambda: "→" in screen_text(app))
-        # The header says run, trainer kind, step and freshness (fixed clock: 4 s after the last point).
+        # The header says run (its experiment folder, not the session folder), trainer kind, step and
+        # freshness (fixed clock: 4 s after the last point). The run reached its planned last step:
+        # finished, in the muted colour.
         header = screen_lines(app)[0]
-        assert "runs/Nov29_21-53-12_vm" in header and "PPO" in header and "step 150" in header
-        assert "updated 4 s ago" in header
+        assert "ppo_unstable" in header and "runs/" not in header and "Nov29" not in header
+        assert "PPO" in header and "finished at step 150" in header and "4 s ago" in header
 
 
 async def test_narrow_layout_40x20_one_line_per_metric_alerts_first():
@@ -58,7 +60,9 @@ async def test_narrow_layout_40x20_one_line_per_metric_alerts_first():
         alert_rows = [i for i, line in enumerate(lines) if i >= 2 and badge.search(line)]
         metric_rows = [i for i, line in enumerate(lines) if re.search(r"\s(ok|WARN|CRIT)\s*$", line)]
         assert alert_rows and metric_rows and max(alert_rows) < min(metric_rows)
-        # Every metric line: name, sparkline, value, trend, level; names are whole or elided at a "/".
+        # Every metric line: name, sparkline, value, trend, level. A name is whole, or its last
+        # segments (the family is the group's), or cut between two of its words, never inside one.
+        words = {card.tag: set(re.split(r"[/_]", card.model.name)) for card in app.dashboard.board.cards}
         for card in app.dashboard.board.cards:
             assert card.compact
             if not card.display or card.region.height == 0:
@@ -66,15 +70,16 @@ async def test_narrow_layout_40x20_one_line_per_metric_alerts_first():
             line = card.render().plain
             assert len(line) <= card.content_size.width
             shown = line.split(" ")[0]
-            assert shown == card.model.label or "…" in shown
-        # Alerts are single lines cut at a word, never in the middle of one.
+            assert card.model.name.endswith(shown) or "…" in shown
+            assert set(re.split(r"[/_…]", shown)) - {""} <= words[card.tag], shown
+        # Alerts are single lines cut between words (a number is never cut short).
         for item in app.dashboard.alerts.items:
             text = item.render().plain
             assert "\n" not in text
             if text.endswith("…"):
-                shown = text[7:-1].removeprefix("(over) ").rstrip()  # badge, episode-over mark
-                message = item.finding.message.replace("  ", " ").removeprefix("train/")  # narrow
-                assert message.startswith(shown)
+                shown = re.sub(r"^. (CRIT|WARN) +(\(over\) )?(\(\d episodes\) )?", "", text[:-1]).rstrip()
+                message = " ".join(item.alert.message.split())
+                assert message.startswith(shown) and message[len(shown)] in " ,;:", (shown, message)
 
 
 async def test_wide_layout_160x50_groups_in_catalogue_order():

@@ -16,15 +16,17 @@ if TYPE_CHECKING:  # Textual loads only when the dashboard runs (`rltop --help` 
 NAME = "app"
 
 DESCRIPTION = """\
-Open the live dashboard on PATH (default: the current directory): the health of the most recently
-updated run, its findings with advice, and a sparkline card per metric, updated as training writes.
-Started before training, it waits for the first event file. When stdout is not a terminal (a pipe,
-a file, cron) it prints a snapshot instead, as `rltop snapshot` does; --once forces that.
+Open the live dashboard on PATH (default: the current directory): the state of every run at a
+glance (header and runs overview), the worst run in full (its findings with advice, a sparkline
+card per metric), updated as training writes. Started before training, it waits for the first event
+file. When stdout is not a terminal (a pipe, a file, cron) it prints a snapshot instead, as
+`rltop snapshot` does; --once forces that.
 """
 
 EPILOG = """\
 keys: arrows/hjkl move, Enter detail chart, Esc back, / filter tags, r runs, [ ] previous/next run,
-      s smoothing and x x-axis (detail), p pause, t theme, ? help, q quit, Ctrl+P command palette
+      w worst run, v runs overview, a acknowledge, s smoothing and x x-axis (detail), p pause,
+      t theme, ? help, q quit (on every screen), Ctrl+P command palette (Screenshot)
 
 themes: rltop-dark (default), rltop-light, rltop-ansi (automatic on 16-colour terminals), Textual's
         built-in themes, and your own TOML files in ~/.config/rltop/themes/ (see the README)
@@ -52,9 +54,16 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--theme", metavar="NAME", help="colour theme (default: rltop-dark, or rltop-ansi "
                         "on 16-colour terminals; env RLTOP_THEME)")
     parser.add_argument(
-        "--run", metavar="NAME",
-        help="run to show first: its name, or a part of it (default: the most recently updated)",
-    )
+        "--follow", metavar="worst|newest|NAME", default="worst",
+        help="which run the dashboard shows by itself: the worst one (default; a run that becomes "
+        "worse takes over), the newest one (a run that starts later takes over), or the run NAME "
+        "(its name, display name, or a part of them); picking a run yourself stops following",
+    )  # fmt: skip
+    parser.add_argument("--run", metavar="NAME", help="the same as --follow NAME")
+    parser.add_argument(
+        "--screenshot-dir", metavar="DIR",
+        help="where the Screenshot command (Ctrl+P) saves its SVG (default: the current directory)",
+    )  # fmt: skip
     parser.add_argument(
         "--once", action="store_true",
         help="print a snapshot and exit (exactly `rltop snapshot`; implied when stdout is not a terminal)",
@@ -109,9 +118,24 @@ def make_app(args: argparse.Namespace) -> RltopApp:
         raise UsageError(f"--poll must be a positive number of seconds, got {args.poll}")
     if args.theme is not None:
         _check_theme(args.theme)
+    follow = getattr(args, "run", None) or getattr(args, "follow", None) or "worst"
+    if not follow.strip():
+        raise UsageError("--follow needs worst, newest or a run name")
+    screenshots = getattr(args, "screenshot_dir", None)
+    if screenshots is not None:
+        _check_directory(screenshots, "--screenshot-dir")
     rules = load_rules(args.rules)  # a bad rules file is a one-line error before the screen is taken
     return RltopApp(args.paths, rules=rules, poll=args.poll, tags=args.tags, runs=args.runs,
-                    theme=args.theme, run=args.run)
+                    theme=args.theme, follow=follow, screenshot_dir=screenshots)
+
+
+def _check_directory(path: str, option: str) -> None:
+    import os
+
+    if not os.path.isdir(path):
+        raise UsageError(f"{option} {path}: no such directory")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {path}: permission denied")
 
 
 def _check_theme(name: str) -> None:

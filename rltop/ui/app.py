@@ -31,6 +31,7 @@ from rltop.ui.messages import LiveBatch, WatcherFailed
 from rltop.ui.palette import palette_commands
 from rltop.ui.screens.dashboard import DashboardScreen
 from rltop.view.safe_text import visible
+from rltop.view.sentences import calm_sentence, empty_sentence
 
 if TYPE_CHECKING:
     from rltop.health.engine import HealthEngine, RunHealth
@@ -73,17 +74,24 @@ class RltopApp(App[int]):
         theme: str | None = None,
         clock: Callable[[], float] = time.time,
         run: str | None = None,
+        follow: str = "worst",
+        screenshot_dir: str | None = None,
     ) -> None:
-        """``paths`` are watched live; with ``store`` (tests, snapshots) that store is shown as is."""
+        """``paths`` are watched live; with ``store`` (tests, snapshots) that store is shown as is.
+
+        ``follow``: which run to show by itself, "worst", "newest" or a run name (``run`` is the
+        same as a name); ``screenshot_dir``: where the screenshot command saves (default: here).
+        """
         super().__init__()
         self.paths = list(paths or ["."])
         self.clock = clock
+        self.follow = run or follow
+        self.screenshot_dir = screenshot_dir or os.getcwd()
         self._session_args = (store, engine, rules)
         self.session: Session | None = None
         if store is not None:
             self._create_session()
         self._watch_options = None if store is not None else {"poll": poll, "tags": tags, "runs": runs}
-        self._requested_run = run
         self.smoothing = DEFAULT_SMOOTHING
         self.x_mode = "step"
         self.overlay_runs = True
@@ -107,7 +115,8 @@ class RltopApp(App[int]):
         from rltop.ui.session import Session
 
         store, engine, rules = self._session_args
-        self.session = Session(store, engine if engine is not None else HealthEngine(rules), self.clock)
+        self.session = Session(store, engine if engine is not None else HealthEngine(rules), self.clock,
+                               follow=self.follow)
 
     # -- shortcuts for screens -------------------------------------------------------------------------
 
@@ -220,13 +229,9 @@ class RltopApp(App[int]):
             self._last_assess = time.monotonic()
         structure = session.dirty.structure
         changed_runs = session.dirty.runs | session.dirty.verdicts
-        if self._requested_run:
-            wanted = session.find_run(self._requested_run)
-            if wanted is not None:
-                session.select(wanted)
-                self._requested_run = None
         switched = session.choose_run()
         session.dirty.clear()
+        self._announce_criticals()
         if switched or session.current in changed_runs or structure or session.current is None:
             await self._show_dashboard()
         self._show_header()
@@ -246,19 +251,25 @@ class RltopApp(App[int]):
             else:
                 self.dashboard.show_waiting(roots, loading=(session.loaded_points, len(self.store.runs)))
             return
-        health = session.health.get(name)
-        run = self.store.runs[name]
-        if not run.series and run.texts:
-            healthy = ("No scalars in this run yet: only text summaries (a trainer that crashed before its "
-                       "first logging step looks like this).")
-        elif not run.series:
-            healthy = "No scalars in this run yet."
+        view = session.run_view(name)
+        if view.empty:
+            calm = empty_sentence(", ".join(visible(tag) for tag in view.texts))
         else:
-            count = len(run.series)
-            healthy = f"✔ No warnings: all {count} metrics are within their rules."
-        findings = list(health.findings) if health is not None else []
-        await self.dashboard.show_run(name, findings, session.run_view(name).groups, healthy,
-                                      focus_tag or self.dashboard.focused_tag)
+            calm = "✔ " + calm_sentence(len(view.rows))
+        self.dashboard.show_overview(session.overview_rows())
+        await self.dashboard.show_run(view, calm, focus_tag or self.dashboard.focused_tag)
+
+    def _announce_criticals(self) -> None:
+        """A toast for every run that turned critical (its overview line stays highlighted)."""
+        session = self.session
+        for name in session.became_critical:
+            if name not in self.store.runs:
+                continue
+            view = session.run_view(name)
+            lead = next((alert for alert in view.alerts if alert.live), None)
+            what = f": {visible(lead.finding.title or lead.metric)}" if lead is not None else ""
+            self.notify(f"✖ {view.label} is CRITICAL{what}", severity="error", timeout=10, markup=False)
+        session.became_critical.clear()
 
     def _show_header(self) -> None:
         if self.session is None:
@@ -269,6 +280,8 @@ class RltopApp(App[int]):
         if watcher is not None and watcher.mode == "polling":
             info.note = f"polling {watcher.poll_interval:g} s"  # NFS/Lustre, or --poll
         self.dashboard.show_header(info)
+        if self.session.current is not None and not self.paused:
+            self.dashboard.show_overview(self.session.overview_rows())  # ages tick, finished runs
 
     async def _tick(self) -> None:
         """Once a second: the header's clock text; every REASSESS_EVERY s the health (stall rule)."""
@@ -328,6 +341,16 @@ class RltopApp(App[int]):
         self.push_screen(RunsScreen(self.session.run_views(), self.session.current, self.session.clock()),
                          chosen)
 
+    async def action_follow_worst(self) -> None:
+        """``w``: show the worst run, and follow the worst run again from now on."""
+        if self.session is None:
+            return
+        focus = self.dashboard.focused_tag
+        if self.session.follow_worst() is not None:
+            await self._show_dashboard(focus)
+            self._show_header()
+            self.notify("following the worst run", timeout=1.5, markup=False)
+
     async def action_cycle_run(self, direction: int) -> None:
         """``[`` / ``]``: previous/next run."""
         name = self.session.cycle(direction) if self.session is not None else None
@@ -371,7 +394,24 @@ class RltopApp(App[int]):
         if self.screen.id == "detail":
             self.screen.refresh_view()
 
+    def save_screenshot_here(self) -> str | None:
+        """Save an SVG of the screen in `screenshot_dir` and say where; the path (None on failure)."""
+        try:
+            path = os.path.abspath(self.save_screenshot(path=self.screenshot_dir))
+        except OSError as error:
+            self.notify(f"cannot save a screenshot in {visible(self.screenshot_dir)}: "
+                        f"{visible(error.strerror or str(error))}", severity="error", markup=False)
+            return None
+        self.notify(f"screenshot saved: {visible(path)}", timeout=8, markup=False)
+        return path
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        """The command palette lists rltop's actions next to Textual's own."""
+        """The command palette lists rltop's actions next to Textual's own.
+
+        Textual's own "Screenshot" is replaced: it saves into the platform's downloads folder
+        (nowhere a user over SSH would look); rltop's saves where `screenshot_dir` says.
+        """
         yield from palette_commands(self, screen)
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title != "Screenshot":
+                yield command

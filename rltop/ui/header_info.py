@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rltop.health.findings import Level
 
 
 @dataclass
 class HeaderInfo:
-    """Everything the header line can show; parts are dropped right to left when space runs out."""
+    """Everything the header line can show; parts are dropped, least important first, to fit."""
 
     run: str | None = None
+    """The current run's display name, already safe to print."""
     kind: str = ""
-    step: int | None = None
+    step_text: str = ""
+    """``step 150`` or ``finished at step 200``."""
     level: Level | None = None
+    finished: bool = False
     age_text: str = ""
     stale: bool = False
     rate_text: str = ""
-    run_position: tuple[int, int] | None = None
+    fleet: list[tuple[str, int]] = field(default_factory=list)
+    """(state, runs) of every run, worst first, when there is more than one run."""
     paused_points: int | None = None
     loading_text: str = ""
     filter_text: str = ""

@@ -1,8 +1,9 @@
-"""The dashboard's state without Textual: the store, the health verdicts, the chosen run, the rate.
+"""The dashboard's state without Textual: the store, the health verdicts, the run views, the chosen run.
 
 The app applies every batch here (on the UI thread) and asks for what to draw; keeping this
-Textual-free makes the rules (which run is shown, what the header says, which cards changed)
-testable on their own.
+Textual-free makes the rules (which run is shown, what the header says, which views changed)
+testable on their own. Everything drawn comes from `rltop.view`: one `RunView` per run, the model
+the snapshot prints too.
 """
 
 from __future__ import annotations
@@ -15,17 +16,19 @@ from dataclasses import dataclass, field
 from rltop.health.engine import HealthEngine, RunHealth
 from rltop.health.findings import Level
 from rltop.ingest.feed import RELOADED, ChangeBatch, apply_batch
-from rltop.model.catalog import trainer_kind
 from rltop.model.run import Run, Store
 from rltop.ui.header_info import HeaderInfo
-from rltop.view.humanize import age_text, format_rate
+from rltop.view.fleet import OverviewRow, overview_row, state_counts, worst_run
+from rltop.view.humanize import format_rate
 from rltop.view.metric_view import MetricView
+from rltop.view.names import run_display_names
 from rltop.view.run_view import RunView, build_run_view
+from rltop.view.sentences import freshness, step_text
 
 RATE_WINDOW = 10.0
 """Seconds of live points the header's points/s is averaged over."""
-STALE_AFTER = 60.0
-"""Seconds without new data after which the header says "no new point for …"."""
+FOLLOW_MODES = ("worst", "newest")
+"""``--follow`` choices besides a run name: the worst run (default), or the newest one."""
 
 
 @dataclass
@@ -47,23 +50,31 @@ class Dirty:
 
 
 class Session:
-    """Store + health + view choices of one dashboard."""
+    """Store + health + run views + view choices of one dashboard."""
 
     def __init__(self, store: Store | None = None, engine: HealthEngine | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, follow: str = "worst") -> None:
         self.store = store if store is not None else Store()
         self.engine = engine if engine is not None else HealthEngine()
         self.clock = clock
+        self.follow = follow
+        """"worst", "newest", or (a part of) a run name: which run the dashboard shows by itself."""
         self.health: dict[str, RunHealth] = {}
         self.current: str | None = None
-        self.pinned = False  # the user chose the run: no automatic switching any more
+        self.pinned = False  # the user (or --follow NAME) chose the run: no automatic switching
         self._settled = False  # the automatic choice is final (made after the first read)
         self.caught_up = store is not None  # a preloaded store is complete
         self.loaded_points = sum(run.scalar_count() for run in self.store.runs.values())
         self.dirty = Dirty(runs=set(self.store.runs), structure=True)
-        self.events: list[str] = []
         self._rate: deque[tuple[float, int]] = deque()
         self._metric_views: dict[str, dict[str, MetricView]] = {}
+        self._views: dict[str, RunView] = {}
+        self._display_names: dict[str, str] = {}
+        self._known_runs: set[str] = set(self.store.runs)
+        self.became_critical: list[str] = []
+        """Runs that turned critical since the app last looked (announced once, then cleared)."""
+        self.attention: set[str] = set()
+        """Runs that turned critical and have not been shown since: highlighted in the overview."""
 
     # -- input ---------------------------------------------------------------------------------------
 
@@ -84,6 +95,8 @@ class Session:
             for gone in (before - set(self.store.runs)) | reloaded:
                 self.health.pop(gone, None)
                 self._metric_views.pop(gone, None)
+                self._views.pop(gone, None)
+                self.attention.discard(gone)
                 self.engine.forget(gone)
         points = batch.point_count()
         self.loaded_points += points
@@ -94,7 +107,11 @@ class Session:
             self.dirty.structure = True
 
     def reassess(self, names: set[str] | None = None) -> set[str]:
-        """Judge the given runs (default: the dirty ones) now; return those whose verdict changed."""
+        """Judge the given runs (default: the dirty ones) now; return those whose verdict changed.
+
+        A run that turns critical once the first read is over is noted in `became_critical` and
+        `attention` (runs read as critical from the start are simply critical: nothing *became*).
+        """
         now = self.clock()
         changed = set()
         for name in sorted(self.dirty.runs if names is None else names):
@@ -105,7 +122,12 @@ class Session:
             old = self.health.get(name)
             if old is None or _verdict(old) != _verdict(health):
                 changed.add(name)
+            if self.caught_up and old is not None and old.level < Level.CRITICAL <= health.level:
+                self.became_critical.append(name)
+                if name != self.current:
+                    self.attention.add(name)
             self.health[name] = health
+            self._views.pop(name, None)
         return changed
 
     def acknowledge(self, tag: str | None) -> None:
@@ -114,41 +136,82 @@ class Session:
             return
         self.engine.acknowledge(self.current, tag)
         self.dirty.runs.add(self.current)
+        self._views.pop(self.current, None)
 
     # -- which run -------------------------------------------------------------------------------------
 
     def choose_run(self) -> bool:
-        """Pick the run to show; True if it changed.
+        """Pick the run to show by the `follow` policy; True if it changed.
 
-        While the first read is in progress the choice follows the most recently updated run (it
-        may change as older runs load); once caught up it is final, unless the user picks another
-        run, the run disappears, or it still has no scalar at all.
+        - ``worst`` (default): the worst run (level, then the most recent news). While the first
+          read is in progress the choice may change at every repaint; afterwards only a run that is
+          strictly worse than the one shown takes its place (a tie never flips the screen).
+        - ``newest``: the most recently updated run when the first read ends, then any run that
+          appears later (a new training started).
+        - a name (or a part of one): that run as soon as it exists, then it stays (pinned).
+
+        A run the user picked (runs list, ``[``/``]``, a click) stays until it disappears.
         """
         if self.current is not None and self.current not in self.store.runs:
             self.current, self.pinned, self._settled = None, False, False
+        appeared = set(self.store.runs) - self._known_runs
+        if self.caught_up:
+            self._known_runs = set(self.store.runs)
         if self.pinned:
             return False
-        current = self.store.runs.get(self.current) if self.current else None
-        if self._settled and current is not None and current.series:
+        if self.follow not in FOLLOW_MODES:
+            wanted = self.find_run(self.follow)
+            if wanted is not None:
+                changed = wanted != self.current
+                self.select(wanted)
+                return changed
+        best = self._candidate(appeared)
+        if best is None or best == self.current:
+            self._settled = self._settled or (self.caught_up and best is not None)
             return False
-        best = most_recent_run(self.store)
-        changed = best != self.current
         self.current = best
-        self._settled = self.caught_up and best is not None
-        return changed
+        self._settled = self.caught_up
+        self.attention.discard(best)
+        return True
+
+    def _candidate(self, appeared: set[str]) -> str | None:
+        """The run the policy would show now (the current one when nothing should change)."""
+        current = self.store.runs.get(self.current) if self.current else None
+        if self.follow == "newest":
+            if self._settled and current is not None and current.series:
+                new = [name for name in appeared if self.store.runs[name].series]
+                return most_recent_run(self.store, new) if new else self.current
+            return most_recent_run(self.store)
+        views = self.run_views()
+        worst = worst_run(views)
+        if worst is None:
+            return None
+        if not self._settled or current is None or not current.series:
+            return worst.name
+        shown = self.run_view(self.current)
+        return worst.name if worst.level > shown.level else self.current
 
     def find_run(self, wanted: str) -> str | None:
-        """The run called ``wanted``, else the first (by name) whose name contains it."""
+        """The run called ``wanted``, else the first (by name) whose name or display name contains it."""
         if wanted in self.store.runs:
             return wanted
-        return next((name for name in self.store.sorted_names() if wanted in name), None)
+        names = self.display_names()
+        return next((name for name in self.store.sorted_names() if wanted in name or wanted in names[name]),
+                    None)
 
     def select(self, name: str) -> bool:
         """The user picked ``name``; True when it exists."""
         if name not in self.store.runs:
             return False
         self.current, self.pinned = name, True
+        self.attention.discard(name)
         return True
+
+    def follow_worst(self) -> str | None:
+        """Back to following the worst run (``w``); returns the run to show."""
+        self.follow, self.pinned, self._settled = "worst", False, False
+        self.choose_run()
+        return self.current
 
     def cycle(self, direction: int) -> str | None:
         """The run before/after the current one in name order (wrapping)."""
@@ -160,30 +223,38 @@ class Session:
 
     # -- what to draw ----------------------------------------------------------------------------------
 
+    def display_names(self) -> dict[str, str]:
+        """Run name -> display name, for the runs shown now (shared parts dropped)."""
+        if set(self._display_names) != set(self.store.runs):
+            self._display_names = run_display_names(
+                {name: run.directory for name, run in self.store.runs.items()})
+            self._views.clear()
+        return self._display_names
+
     def run_view(self, name: str) -> RunView:
-        """The view of a run now; a metric view is rebuilt only when its tag changed."""
-        cache = self._metric_views.setdefault(name, {})
-        return build_run_view(self.store.runs[name], self.health.get(name), self.clock(), cache=cache)
+        """The view of a run (rebuilt after a new verdict; metric views only for the tags that changed)."""
+        view = self._views.get(name)
+        names = self.display_names()
+        if view is None:
+            cache = self._metric_views.setdefault(name, {})
+            view = build_run_view(self.store.runs[name], self.health.get(name), self.clock(), names[name],
+                                  cache)
+            self._views[name] = view
+        return view
 
-    def kind(self, name: str) -> str:
-        """PPO, GRPO or unknown."""
-        health = self.health.get(name)
-        if health is not None and health.kind:
-            return health.kind
-        run = self.store.runs.get(name)
-        return trainer_kind(run.series) if run is not None else "unknown"
+    def run_views(self) -> list[RunView]:
+        """Every run's view, in name order (the runs overview and the runs list)."""
+        return [self.run_view(name) for name in self.store.sorted_names()]
 
-    def age(self, run: Run) -> float | None:
-        """Seconds since the run's newest point, as the snapshot and the stall rule count them.
-
-        The file change time stands in when there is no point yet, or when the newest point is
-        stamped in the future (the trainer's clock runs ahead of ours).
-        """
+    def overview_rows(self) -> list[OverviewRow]:
+        """The runs overview's lines, in name order."""
         now = self.clock()
-        moment = run.last_point_wall_time
-        if moment is None or moment > now:
-            moment = run.last_change_time
-        return None if moment is None else max(0.0, now - moment)
+        return [overview_row(view, view.name == self.current, view.name in self.attention, now)
+                for view in self.run_views()]
+
+    def display_name(self, name: str) -> str:
+        """What the run called ``name`` is shown as."""
+        return self.display_names().get(name, name)
 
     def rate(self) -> float:
         """Live points per second over the last `RATE_WINDOW` seconds."""
@@ -193,47 +264,41 @@ class Session:
         return sum(count for _, count in self._rate) / RATE_WINDOW
 
     def header(self, paused_points: int | None, filter_text: str) -> HeaderInfo:
-        """The header line's content for the current run."""
+        """The header line's content: the current run, and the state of every run."""
         loading = "" if self.caught_up else f"reading… {self.loaded_points:,} points"
         run = self.store.runs.get(self.current) if self.current else None
         if run is None:
             return HeaderInfo(loading_text=loading, paused_points=paused_points, filter_text=filter_text)
-        health = self.health.get(run.name)
-        age = self.age(run)
-        stale = age is not None and age >= STALE_AFTER
-        freshness = "" if age is None else (
-            f"no new point for {age_text(age)}" if stale else f"updated {age_text(age)} ago")
-        names = self.store.sorted_names()
+        view = self.run_view(run.name)
+        views = self.run_views()
+        age_text, stale = freshness(view, self.clock())
         return HeaderInfo(
-            run=run.name,
-            kind=self.kind(run.name),
-            step=run.last_step,
-            level=None if health is None or health.empty else Level(health.level),
-            age_text=freshness,
+            run=view.label,
+            kind=view.kind,
+            step_text=step_text(view),
+            level=None if view.empty else view.level,
+            finished=view.finished,
+            age_text=age_text,
             stale=stale,
             rate_text=format_rate(self.rate()) if self.caught_up else "",
-            run_position=(names.index(run.name) + 1, len(names)),
+            fleet=state_counts(views) if len(views) > 1 else [],
             paused_points=paused_points,
             loading_text=loading,
             filter_text=filter_text,
         )
 
-    def run_views(self) -> list[RunView]:
-        """The runs list, in name order."""
-        return [self.run_view(name) for name in self.store.sorted_names()]
-
 
 def _verdict(health: RunHealth) -> tuple:
     """What the screen shows of a verdict (levels and finding texts, not the exact values)."""
-    shown = [(f.level, f.rule, f.tag, f.message, f.advice) for f in health.findings]
+    shown = [(f.level, f.rule, f.tag, f.message, f.advice, f.active) for f in health.findings]
     return (shown, sorted(health.tag_levels.items()))
 
 
-def most_recent_run(store: Store) -> str | None:
-    """The run that changed last, preferring runs that hold scalars; None for an empty store."""
+def most_recent_run(store: Store, among: list[str] | None = None) -> str | None:
+    """The run that changed last (of ``among``, default all), preferring runs that hold scalars."""
     def key(run: Run) -> tuple[bool, float, str]:
         moment = max(run.last_point_wall_time or 0.0, run.last_change_time or 0.0)
         return (bool(run.series), moment, run.name)
 
-    runs = list(store.runs.values())
+    runs = [store.runs[name] for name in among] if among is not None else list(store.runs.values())
     return max(runs, key=key).name if runs else None

@@ -26,20 +26,15 @@ ANSI_THEME = "rltop-ansi"
 RLTOP_THEMES = ("rltop-dark", "rltop-light", "rltop-ansi")
 """The themes ``t`` cycles through, besides the user's own."""
 
-VARIABLE_DEFAULTS = {
-    "rltop-spark-ok": "#52B788",
-    "rltop-spark-warn": "#E9C46A",
-    "rltop-spark-crit": "#FF5F5F",
-    "rltop-muted": "#7D8896",
-    "rltop-card-border": "#334052",
-    "rltop-chart-raw": "#4A5567",
-    "rltop-chart-smooth": "#7CC4F0",
-    "rltop-chart-axes": "#8A96A6",
-    "rltop-chart-other-1": "#C77DFF",
-    "rltop-chart-other-2": "#F4A259",
-    "rltop-chart-other-3": "#4DD4C6",
-    "rltop-chart-other-4": "#F28FAD",
-}
+
+
+def _default_variables() -> dict[str, str]:
+    """rltop's own CSS variables as the default theme sets them: the fallback of every theme."""
+    data = tomllib.loads((BUILTIN_DIR / f"{DEFAULT_THEME}.toml").read_text(encoding="utf-8"))
+    return {key: value for key, value in data.get("variables", {}).items() if key.startswith("rltop-")}
+
+
+VARIABLE_DEFAULTS = _default_variables()
 """Every rltop CSS variable with a fallback (a theme that omits one still parses)."""
 
 _THEME_FIELDS = {f.name for f in fields(Theme)}

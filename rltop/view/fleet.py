@@ -1,11 +1,25 @@
-"""Every run at a glance: how many are in each state, and which one is the worst."""
+"""Every run at a glance: how many are in each state, which one is the worst, its key values."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from rltop.view.marks import RUN_STATES
+from rltop.health.findings import Level
+from rltop.model.catalog import GROUPS
+from rltop.view.humanize import age_text
+from rltop.view.marks import EMPTY_ICON, LEVEL_ICONS, LEVEL_NAMES, RUN_STATES
+from rltop.view.metric_view import MetricView
+from rltop.view.names import metric_labels
+from rltop.view.numbers import format_short
 from rltop.view.run_view import RunView
+from rltop.view.safe_text import visible
+from rltop.view.sentences import freshness
+
+KEY_GROUP = GROUPS[0]
+"""The catalogue group of the values the TRL docs say to watch first ("Key values")."""
+VALUE_LABEL_WIDTH = 16
+"""Cells for the name of a key value in the overview."""
 
 
 def state_counts(runs: Iterable[RunView]) -> list[tuple[str, int]]:
@@ -22,3 +36,70 @@ def worst_run(runs: Sequence[RunView]) -> RunView | None:
         return (int(run.level), not run.empty, moment, run.name)
 
     return max(runs, key=key) if runs else None
+
+
+def key_metrics(run: RunView, count: int = 3) -> list[MetricView]:
+    """The 2–3 values to show for a run at a glance: the metric of its most severe live alert, then
+    its "Key values" group (reward, KL...) in catalogue order."""
+    chosen: list[MetricView] = []
+    lead = next((alert for alert in run.alerts if alert.live and alert.finding.tag), None)
+    if lead is not None:
+        metric = run.metric(lead.finding.tag)
+        if metric is not None:
+            chosen.append(metric)
+    for group, rows in run.groups:
+        if group != KEY_GROUP:
+            continue
+        chosen.extend(row for row in rows if all(row.tag != other.tag for other in chosen))
+    if not chosen:  # no key value logged (an unknown trainer): the first metrics shown
+        chosen = run.rows[:count]
+    return chosen[:count]
+
+
+@dataclass(frozen=True)
+class OverviewRow:
+    """What one line shows (compared between repaints: nothing changes, nothing is drawn)."""
+
+    name: str
+    label: str
+    level: Level | None
+    """None for an empty run."""
+    badge: str
+    icon: str
+    step: str
+    age: str
+    """``4 s ago``, ``finished 2 h ago``."""
+    short_age: str
+    """For narrow lines: ``4 s``, or ``finished``."""
+    muted_age: bool
+    stale: bool
+    values: tuple[tuple[str, str], ...]
+    selected: bool
+    attention: bool
+
+
+def overview_row(run: RunView, selected: bool, attention: bool, now: float) -> OverviewRow:
+    """The facts of one line of the runs overview (the width is applied when drawing)."""
+    labels = metric_labels([metric.name for metric in run.rows], VALUE_LABEL_WIDTH)
+    values = tuple(
+        (visible(labels[m.name]), format_short(m.stats.last) if m.stats.count else "–")
+        for m in key_metrics(run)
+    )
+    seconds = run.age(now)
+    short = "–" if seconds is None else age_text(seconds)
+    age = "–" if seconds is None else f"{short} ago"
+    return OverviewRow(
+        name=run.name,
+        label=run.label,
+        level=None if run.empty else run.level,
+        badge="empty" if run.empty else LEVEL_NAMES[run.level],
+        icon=EMPTY_ICON if run.empty else LEVEL_ICONS[run.level],
+        step="–" if run.last_step is None else f"step {run.last_step}",
+        age=f"finished {age}" if run.finished else age,
+        short_age="finished" if run.finished else short,
+        muted_age=run.finished,
+        stale=freshness(run, now)[1],
+        values=values,
+        selected=selected,
+        attention=attention,
+    )

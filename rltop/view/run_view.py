@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from rltop.health.calibration import Calibration
@@ -16,6 +17,7 @@ from rltop.health.findings import Finding, Level
 from rltop.health.stall import is_finished
 from rltop.model.catalog import group_tags, trainer_kind
 from rltop.model.run import Run
+from rltop.view.alerts import AlertView, build_alerts
 from rltop.view.config import config_summary, headline_config
 from rltop.view.metric_view import MetricView, build_metric_view, is_stale
 from rltop.view.names import metric_names
@@ -90,6 +92,11 @@ class RunView:
     def rows(self) -> list[MetricView]:
         """Every metric view, group after group."""
         return [row for _, rows in self.groups for row in rows]
+
+    @cached_property
+    def alerts(self) -> list[AlertView]:
+        """The alert strip's lines: one per metric, live ones first (`rltop.view.alerts`)."""
+        return build_alerts(self.findings, self.tag_levels, {row.tag: row.name for row in self.rows})
 
     def metric(self, tag: str) -> MetricView | None:
         """The view of ``tag`` (None when the run has no such series)."""

@@ -1,8 +1,11 @@
-"""The default screen: header, alert strip, metric board, filter bar and footer.
+"""The default screen: header, runs overview, alert strip, metric board, filter bar and footer.
 
-The app decides what to show (which run, which cards, the header's text) and calls `show_run`,
-`show_header` and `show_waiting`; this screen only lays things out and turns keys into requests.
-Under `NARROW_WIDTH` columns it switches to the one-line-per-metric layout.
+The app decides what to show (which run, its `RunView`, the header's text) and calls `show_run`,
+`show_overview`, `show_header` and `show_waiting`; this screen only lays things out and turns keys
+into requests. Under `NARROW_WIDTH` columns it switches to the one-line-per-metric layout.
+
+Focus is never given to the filter box by itself (it opens only on ``/``), so keys typed before
+the first run appears reach the app: ``q`` quits from the waiting screen too.
 """
 
 from __future__ import annotations
@@ -16,31 +19,40 @@ from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.events import Resize
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer
 
-from rltop.health.findings import Finding
+from rltop.ui.header_info import HeaderInfo
 from rltop.ui.messages import OpenDetail
 from rltop.ui.widgets.alert_item import AlertItem
 from rltop.ui.widgets.alert_strip import AlertStrip
 from rltop.ui.widgets.filter_bar import FilterBar
-from rltop.ui.widgets.header_bar import HeaderBar, HeaderInfo
+from rltop.ui.widgets.header_bar import HeaderBar
 from rltop.ui.widgets.metric_board import MetricBoard
+from rltop.ui.widgets.runs_overview import RunsOverview
 from rltop.ui.widgets.waiting_panel import WaitingPanel
+from rltop.view.safe_text import visible
 
-if TYPE_CHECKING:  # metric views hold numpy series; this screen paints before numpy is imported
-    from rltop.view.metric_view import MetricView
+if TYPE_CHECKING:  # run views hold numpy series; this screen paints before numpy is imported
+    from rltop.view.fleet import OverviewRow
+    from rltop.view.run_view import RunView
 
 NARROW_WIDTH = 70
 """Below this many columns the dashboard shows one line per metric."""
 TALL_HEIGHT = 40
 """From this many rows on, wide cards get a two-row sparkline."""
+OVERVIEW_SHARE = 5
+"""The runs overview takes at most a fifth of the screen's lines (it scrolls to the selected run)."""
 
 
 class DashboardScreen(Screen):
-    """Everything about the current run at a glance."""
+    """Every run at a glance, the selected one in full."""
 
+    AUTO_FOCUS = None  # never the filter box: it opens on "/" only
     BINDINGS = [
         Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("v", "toggle_overview", "Overview", show=False),
+        Binding("w", "app.follow_worst", "Worst run", show=False),
         Binding("left_square_bracket", "app.cycle_run(-1)", "Prev run", show=False, key_display="["),
         Binding("right_square_bracket", "app.cycle_run(1)", "Next run", show=False, key_display="]"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
@@ -54,12 +66,17 @@ class DashboardScreen(Screen):
         self.filter_text = ""
         self.filter_pattern: re.Pattern[str] | None = None
         self.shown_run: str | None = None
+        self.overview_hidden = False
+        self._overview_rows: list[OverviewRow] = []
         self._needs_initial_focus = True
+        self._automatic_focus = True
+        """The focus was placed by rltop, not moved by the user: it follows what matters most."""
         self._layout_size = (0, 0)
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="header")
         yield WaitingPanel(id="waiting")
+        yield RunsOverview(id="overview")
         yield AlertStrip(id="alerts")
         yield MetricBoard(id="board")
         yield FilterBar(id="filter-bar")
@@ -75,8 +92,14 @@ class DashboardScreen(Screen):
         """The alert strip."""
         return self.query_one(AlertStrip)
 
+    @property
+    def overview(self) -> RunsOverview:
+        """The runs overview."""
+        return self.query_one(RunsOverview)
+
     def on_mount(self) -> None:
         self.query_one(FilterBar).display = False
+        self.overview.display = False
         self._apply_layout(self.app.size.width, self.app.size.height)
         if self._reading is not None:
             self.show_waiting(self._reading, loading=(0, 0))
@@ -104,6 +127,11 @@ class DashboardScreen(Screen):
         self.set_class(narrow, "-narrow")
         self.set_class(not narrow and height >= TALL_HEIGHT, "-tall")
         self.board.set_layout(width, narrow)
+        self.overview.set_max_lines(max(2, height // OVERVIEW_SHARE))
+        strip = self.alerts
+        # Narrow: an expanded alert would fill the pane; every alert stays one line.
+        strip.expand_top = not narrow
+        strip.apply_expansion()
         footer = self.query_one(Footer)
         footer.show_command_palette = not narrow
         footer.compact = narrow
@@ -118,6 +146,16 @@ class DashboardScreen(Screen):
             return  # a repaint timer can fire while the app shuts down
         header.show(info)
 
+    def show_overview(self, rows: list[OverviewRow]) -> None:
+        """The runs overview: shown with more than one run, unless hidden with ``v``."""
+        self._overview_rows = rows
+        try:
+            overview = self.overview
+        except NoMatches:
+            return
+        overview.show(rows)
+        overview.display = len(rows) > 1 and not self.overview_hidden and self.shown_run is not None
+
     def show_waiting(self, roots: list[str], note: str = "", loading: tuple[int, int] | None = None) -> None:
         """No run to show yet: where rltop looks and what it waits for, or how far the first read got."""
         panel = self.query_one(WaitingPanel)
@@ -126,27 +164,26 @@ class DashboardScreen(Screen):
         else:
             panel.show_waiting(roots, note)
         panel.display = True
+        self.overview.display = False
         self.alerts.display = False
         self.board.display = False
 
-    async def show_run(
-        self,
-        run: str,
-        findings: list[Finding],
-        grouped: list[tuple[str, list[MetricView]]],
-        healthy_text: str,
-        focus_tag: str | None = None,
-    ) -> None:
-        """Show one run's findings and cards (in place when it is the run already shown)."""
+    async def show_run(self, run: RunView, calm_text: str, focus_tag: str | None = None) -> None:
+        """Show one run's alerts and cards (in place when it is the run already shown)."""
         self._sync_layout()
         self.query_one(WaitingPanel).display = False
         self.alerts.display = True
         self.board.display = True
-        switched = run != self.shown_run
-        self.shown_run = run
+        switched = run.name != self.shown_run
+        self.shown_run = run.name
+        self.show_overview(self._overview_rows)
         keep = focus_tag if switched else None
-        await self.alerts.show(findings, healthy_text)
-        await self.board.show(grouped, keep)
+        top_before = self._top_alert_key()
+        await self.alerts.show(run.alerts, calm_text)
+        await self.board.show(run.groups, keep)
+        self._show_filter_status()
+        if switched:
+            self._automatic_focus = keep is None
         if self._needs_initial_focus or (switched and (self.focused is None or self._focus_is_dead())):
             self._needs_initial_focus = False
             self.call_after_refresh(self._initial_focus)
@@ -154,6 +191,15 @@ class DashboardScreen(Screen):
             self.call_after_refresh(self._refocus, keep)
         elif self._focus_is_dead():
             self.call_after_refresh(self._initial_focus)
+        elif self._automatic_focus and isinstance(self.focused, AlertItem) and (
+            self._top_alert_key() != top_before
+        ):
+            # rltop put the cursor on the worst alert; a worse one arrived: the cursor follows it.
+            self.call_after_refresh(self._initial_focus)
+
+    def _top_alert_key(self) -> tuple[str, str] | None:
+        top = next((alert for alert in self.alerts.alerts if alert.live), None)
+        return top.key if top is not None else None
 
     def _focus_is_dead(self) -> bool:
         """Focus sits on an alert or card that is no longer shown: keys would go nowhere."""
@@ -169,8 +215,8 @@ class DashboardScreen(Screen):
         return False
 
     def _initial_focus(self) -> None:
-        # Wide: the worst alert, expanded with its advice. Narrow: an expanded alert would fill the
-        # screen, so every alert stays one line and the cursor starts on the metrics.
+        # Wide: the worst live alert (the strip expands it with its advice). Narrow: an expanded
+        # alert would fill the screen, so the cursor starts on the metrics.
         if self.narrow:
             if not self.board.focus_first():
                 self.alerts.focus_first()
@@ -193,9 +239,23 @@ class DashboardScreen(Screen):
 
     # -- keys and messages -------------------------------------------------------------------------
 
+    def note_user_focus(self) -> None:
+        """The user moved the cursor: from now on it stays where they put it."""
+        self._automatic_focus = False
+
+    def focus_now(self, widget: Widget) -> None:
+        """Move the focus at once (not after the queued events: a burst of keys moves key by key)."""
+        self.note_user_focus()
+        self.set_focus(widget)
+
     def action_filter(self) -> None:
         """``/``: open the tag filter."""
         self.query_one(FilterBar).open(self.filter_text)
+
+    def action_toggle_overview(self) -> None:
+        """``v``: hide or show the runs overview."""
+        self.overview_hidden = not self.overview_hidden
+        self.show_overview(self._overview_rows)
 
     def action_acknowledge(self) -> None:
         """``a``: clear the focused metric's latched criticals that are over (red until seen)."""
@@ -218,27 +278,44 @@ class DashboardScreen(Screen):
     def _set_filter(self, text: str, pattern: re.Pattern[str] | None) -> None:
         self.filter_text = text
         self.filter_pattern = pattern
-        shown, total = self.board.set_filter(pattern)
-        self.query_one(FilterBar).set_status(f"{shown} of {total} tags" if text else "")
+        self.board.set_filter(pattern)
+        self._show_filter_status()
         self.app.filter_changed(text)  # the header and the detail screen's metric order follow
+
+    def _show_filter_status(self) -> None:
+        """``5 of 31 tags`` in the filter bar; on the board, what to do when nothing matches."""
+        shown, total = self.board.filter_counts()
+        text = self.filter_text
+        self.query_one(FilterBar).set_status(f"{shown} of {total} tags" if text else "")
+        empty = f"no tag matches /{visible(text)}/ — Esc clears" if text and total and not shown else ""
+        self.board.show_empty_note(empty)
 
     @on(OpenDetail)
     def _open_detail(self, event: OpenDetail) -> None:
         event.stop()
         self.app.open_detail(event.tag)
 
+    @on(RunsOverview.Chosen)
+    async def _run_chosen(self, event: RunsOverview.Chosen) -> None:
+        event.stop()
+        await self.app.switch_run(event.run)
+
     @on(MetricBoard.LeftTop)
     def _board_top(self) -> None:
-        self.alerts.focus_last()
+        items = self.alerts.items
+        if items:
+            self.focus_now(items[-1])
 
     def move_from_alert(self, item: AlertItem, direction: int) -> None:
         """Up/down on an alert: the neighbouring alert, or the first card below the last alert."""
         items = self.alerts.items
         index = items.index(item) + direction
         if 0 <= index < len(items):
-            items[index].focus()
+            self.focus_now(items[index])
         elif direction > 0:
-            self.board.focus_first()
+            first = self.board.first_card()
+            if first is not None:
+                self.focus_now(first)
 
     def visible_tags(self) -> list[str]:
         """The tags of the cards the filter leaves, in display order."""

@@ -114,7 +114,7 @@ class DetailScreen(Screen):
             for name in app.store.sorted_names():
                 other = app.store.runs[name].series.get(self.tag)
                 if name != self.run_name and other is not None and len(other):
-                    others.append((name, other))
+                    others.append((app.session.display_name(name), other))
         band = health.band(self.tag) if health is not None else (None, None, None, None)
         version = (
             self.run_name, self.tag, series_version(series) if series is not None else None,
@@ -122,7 +122,7 @@ class DetailScreen(Screen):
         )
         self._chart.show(ChartData(
             series=series, others=others, band=band, weight=app.smoothing, x_mode=app.x_mode,
-            run_label=self.run_name, version=version,
+            run_label=app.session.display_name(self.run_name), version=version,
         ))
         self._show_info(series, health, info, band, len(others), run.config if run is not None else None)
 
@@ -133,7 +133,8 @@ class DetailScreen(Screen):
         title.append(visible(label), style="bold")
         if info.title and info.title != info.key:
             title.append(f"  {visible(info.title)}", style=self.get_component_rich_style("detail--dim"))
-        title.append(f"  {visible(self.run_name)}", style=self.get_component_rich_style("detail--dim"))
+        title.append(f"  {visible(self.app.session.display_name(self.run_name))}",
+                     style=self.get_component_rich_style("detail--dim"))
         self._title.update(title)
 
     def _show_info(

@@ -15,7 +15,9 @@ KEYS = (
     ("Enter", "detail chart of the metric (or of the alert's metric)"),
     ("Esc", "back; on the dashboard: clear the filter"),
     ("/", "filter tags by regular expression (case-insensitive, like TensorBoard)"),
-    ("r", "runs list; [ and ] switch to the previous/next run"),
+    ("r", "runs list; [ and ] switch to the previous/next run; a click on the overview shows that run"),
+    ("v", "runs overview on/off (one line per run above the alerts)"),
+    ("w", "show the worst run and follow the worst run again (the default, --follow worst)"),
     ("s / S", "detail: more / less smoothing (TensorBoard's debiased EMA, default 0.6)"),
     ("x", "detail: x-axis step → time since start → wall time"),
     ("o", "detail: other runs' same metric on/off"),
@@ -23,9 +25,9 @@ KEYS = (
     ("a", "acknowledge: a critical that is over stays red until you press a on it"),
     ("p", "pause / resume screen updates (data keeps arriving)"),
     ("t", "next theme"),
-    ("Ctrl+P", "command palette (every action by name)"),
+    ("Ctrl+P", "command palette (every action by name; Screenshot saves an SVG here)"),
     ("?", "this help"),
-    ("q", "quit"),
+    ("q, Ctrl+C", "quit, from every screen"),
 )
 
 LEVELS = (
@@ -39,7 +41,7 @@ LEVELS = (
 class HelpScreen(ModalScreen[None]):
     """Keys and colours."""
 
-    BINDINGS = [Binding("escape,question_mark,q", "dismiss(None)", "Close")]
+    BINDINGS = [Binding("escape,question_mark", "dismiss(None)", "Close")]  # q quits, as everywhere
 
     def __init__(self) -> None:
         super().__init__(id="help")

@@ -12,12 +12,18 @@ from textual.widgets import DataTable, Static
 from rltop.ui.widgets.runs_table import RunsTable
 from rltop.view.run_view import RunView
 
+MAX_BOX_WIDTH = 130
+BOX_SHARE = 0.95
+"""The box's width: as in app.tcss (#runs-box)."""
+OTHER_COLUMNS_WIDTH = 52
+"""Cells of every column but the name (kind, step, health, updated, points, cell padding)."""
+
 
 class RunsScreen(ModalScreen[str | None]):
     """Pick a run; dismissed with its name (or None on Esc)."""
 
     BINDINGS = [
-        Binding("escape,r,q", "dismiss(None)", "Close"),
+        Binding("escape,r", "dismiss(None)", "Close"),  # q quits, as on every screen
         Binding("j", "cursor(1)", show=False),
         Binding("k", "cursor(-1)", show=False),
     ]
@@ -35,8 +41,15 @@ class RunsScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         table = self.query_one(RunsTable)
+        table.name_width = self._name_width()
         table.show_rows(self.rows, self.current, self.now)
         table.focus()
+
+    def _name_width(self) -> int:
+        """Cells for the run names: what the box has left after the other columns (a 240-character
+        name is shortened, never pushing the other columns off the screen)."""
+        box = min(MAX_BOX_WIDTH, int(self.app.size.width * BOX_SHARE)) - 2  # the border
+        return max(12, box - OTHER_COLUMNS_WIDTH)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -1,4 +1,8 @@
-"""One finding in the alert strip: one line at rest; the whole message and the advice while focused."""
+"""One line of the alert strip: a metric's findings, one line at rest, everything when expanded.
+
+The strip expands the most severe live alert by itself; the focused one expands instead once the
+user moved there. A past episode (over and acknowledged, or a warning that cleared) is muted.
+"""
 
 from __future__ import annotations
 
@@ -8,18 +12,19 @@ from textual.events import Click
 from textual.geometry import Size
 from textual.widget import Widget
 
-from rltop.health.findings import Finding, Level
+from rltop.health.findings import Finding
 from rltop.ui.levels import LEVEL_CLASSES
 from rltop.ui.messages import OpenDetail
+from rltop.view.alerts import AlertView
 from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES
 from rltop.view.safe_text import visible
 from rltop.view.text_fit import cut_at_word
 
-NARROW_ROOM = 60  # below this many cells for the message, a one-line alert drops "train/"
+PAST_CLASS = "-past"
 
 
 class AlertItem(Widget, can_focus=True):
-    """A focusable finding; Enter opens the detail of its metric."""
+    """A focusable alert; Enter opens the detail of its metric."""
 
     BINDINGS = [
         Binding("enter", "open", "Detail"),
@@ -28,64 +33,78 @@ class AlertItem(Widget, can_focus=True):
     ]
     COMPONENT_CLASSES = {"alert-item--badge", "alert-item--advice"}
 
-    def __init__(self, finding: Finding, expanded: bool = False) -> None:
-        super().__init__(classes=LEVEL_CLASSES[Level(finding.level)])
-        self.finding = finding
+    def __init__(self, alert: AlertView, expanded: bool = False) -> None:
+        super().__init__(classes=_classes(alert))
+        self.alert = alert
         self.expanded = expanded
         """Show the whole message and the advice even without focus."""
 
     @property
-    def key(self) -> tuple[str, str]:
-        """What identifies "the same alert" across updates: rule and tag."""
-        return (self.finding.rule, self.finding.tag)
+    def finding(self) -> Finding:
+        """The finding the line shows (the screen asks it for the metric under the cursor)."""
+        return self.alert.finding
 
-    def update_finding(self, finding: Finding) -> None:
-        """Show another finding (a newer judgement, or the finding now at this position)."""
-        if shown_as(finding) != shown_as(self.finding):
-            self.set_class(False, *LEVEL_CLASSES.values())
-            self.add_class(LEVEL_CLASSES[Level(finding.level)])
-            self.finding = finding
+    @property
+    def key(self) -> tuple[str, str]:
+        """What identifies "the same alert" across updates: its metric (or run-wide rule)."""
+        return self.alert.key
+
+    def update_alert(self, alert: AlertView) -> None:
+        """Show another alert (a newer judgement, or the alert now at this position)."""
+        if shown_as(alert) != shown_as(self.alert):
+            self.set_class(False, *LEVEL_CLASSES.values(), PAST_CLASS)
+            self.add_class(*_classes(alert).split())
+            self.alert = alert
             # A one-line alert keeps its height: no layout pass (a stall message changes every
             # minute, and a full layout costs far more than repainting one line).
-            self.refresh(layout=self.has_focus or self.expanded)
+            self.refresh(layout=self.is_open)
         else:
-            self.finding = finding  # same text: keep the newest data, skip the repaint
+            self.alert = alert  # same text: keep the newest data, skip the repaint
+
+    def set_expanded(self, expanded: bool) -> None:
+        """Show the whole alert (or one line again)."""
+        if expanded != self.expanded:
+            self.expanded = expanded
+            self.refresh(layout=True)
+
+    @property
+    def is_open(self) -> bool:
+        """Showing everything: focused or expanded."""
+        return self.has_focus or self.expanded
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         """One line until focused or expanded, whatever the text: the one-line form is cut to the
         width it gets, so measuring it at another width (before a scrollbar appears, say) must not
         make it two lines tall."""
-        if not (self.has_focus or self.expanded):
+        if not self.is_open:
             return 1
         return super().get_content_height(container, viewport, width)
 
     def render(self) -> Text:
-        """One line (cut at a word, with …) until focused; then the whole message and the advice."""
-        finding = self.finding
-        level = Level(finding.level)
+        """One line (cut between words, numbers whole) until open; then the message and the advice."""
+        alert = self.alert
+        level = alert.level
         badge = f"{LEVEL_ICONS[level]} {LEVEL_NAMES[level]:<4} "
-        message = visible(finding.message)
-        # An episode that is over (a latched critical, the worst past warn) says so, as the
-        # snapshot does: otherwise two lines about one metric read like a duplicate.
-        over = "" if finding.active else "(over) "
+        notes = " ".join(note for note in ("" if alert.finding.active else "(over)", alert.fold_note) if note)
         text = Text()
         text.append(badge, style=self.get_component_rich_style("alert-item--badge"))
-        if over:
-            text.append(over, style=self.get_component_rich_style("alert-item--advice"))
-        if not (self.has_focus or self.expanded):
-            room = max(1, self.content_size.width - len(badge) - len(over))
-            if room < NARROW_ROOM and message.startswith("train/"):
-                # A narrow pane: the train/ prefix says nothing there (eval/ is kept), and without
-                # it the part of the tag that tells metrics apart fits.
-                message = message.removeprefix("train/")
+        dim = self.get_component_rich_style("alert-item--advice")
+        if notes:
+            text.append(notes + " ", style=dim)
+        message = visible(alert.message)
+        if not self.is_open:
+            room = max(1, self.content_size.width - text.cell_len)
             text.append(cut_at_word(message, room))
             text.no_wrap = True
             return text
         text.append(message)
-        if finding.advice:
-            advice_style = self.get_component_rich_style("alert-item--advice")
-            text.append("\n→ ", style=advice_style)
-            text.append(visible(finding.advice), style=advice_style)
+        if alert.finding.advice:
+            text.append("\n→ ", style=dim)
+            text.append(visible(alert.finding.advice), style=dim)
+        for other in alert.others:
+            over = "" if other.active else "(over) "
+            text.append(f"\n· {LEVEL_NAMES[other.level]} {over}", style=dim)
+            text.append(visible(other.message), style=dim)
         return text
 
     def on_focus(self) -> None:
@@ -106,11 +125,20 @@ class AlertItem(Widget, can_focus=True):
             mover(self, direction)
 
     def on_click(self, event: Click) -> None:
+        noted = getattr(self.screen, "note_user_focus", None)
+        if noted is not None:
+            noted()
         self.focus()
         if event.chain >= 2:
             self.action_open()
 
 
-def shown_as(finding: Finding) -> tuple:
-    """What an alert displays of a finding: a change elsewhere (its value, say) needs no repaint."""
-    return (Level(finding.level), finding.rule, finding.tag, finding.message, finding.advice, finding.active)
+def _classes(alert: AlertView) -> str:
+    return LEVEL_CLASSES[alert.level] + ("" if alert.live else f" {PAST_CLASS}")
+
+
+def shown_as(alert: AlertView) -> tuple:
+    """What an alert displays: a change elsewhere (a finding's value, say) needs no repaint."""
+    return (alert.level, alert.live, alert.key, alert.message, alert.fold_note,
+            alert.finding.advice, alert.finding.active,
+            tuple((f.level, f.message, f.active) for f in alert.others))

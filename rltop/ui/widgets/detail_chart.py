@@ -10,11 +10,12 @@ from textual.widget import Widget
 from rltop.model.series import Series
 from rltop.ui.chart import RGB, ChartSpec, band_lines, render_chart, series_lines, time_ticks
 from rltop.view.safe_text import visible
-from rltop.view.text_fit import short_run_names
+from rltop.view.text_fit import fit_path
 
-OTHER_RUN_CLASSES = tuple(f"detail-chart--other-{i}" for i in range(1, 5))
+OTHER_RUN_CLASSES = tuple(f"detail-chart--other-{i}" for i in range(1, 8))
+"""Colours of the other runs overlaid: with this run's own, 8 runs are told apart."""
 LEGEND_WIDTH = 28
-"""Longest run name in the chart's legend (longer ones are shortened at '/' boundaries)."""
+"""Longest run name in the chart's legend (longer ones are shortened, leading parts first)."""
 
 
 @dataclass
@@ -23,10 +24,12 @@ class ChartData:
 
     series: Series | None = None
     others: list[tuple[str, Series]] = field(default_factory=list)
+    """(display name, series) of the other runs' same tag."""
     band: tuple[float | None, float | None, float | None, float | None] = (None, None, None, None)
     weight: float = 0.6
     x_mode: str = "step"
     run_label: str = ""
+    """This run's display name (the legend uses the names of the header and the overview)."""
     version: tuple = ()
 
 
@@ -77,13 +80,11 @@ class DetailChart(Widget):
             return Text("no points yet", style=self.get_component_rich_style("detail-chart--axes"))
         columns = max(10, 2 * width)  # braille: two dots per cell
         lines = []
-        labels = short_run_names([visible(data.run_label)] + [visible(name) for name, _ in data.others],
-                                 LEGEND_WIDTH)
         for index, (name, series) in enumerate(data.others):
             color = self._rgb(OTHER_RUN_CLASSES[index % len(OTHER_RUN_CLASSES)])
-            label = labels[visible(name)]
+            label = fit_path(visible(name), LEGEND_WIDTH)
             lines += series_lines(series, data.weight, data.x_mode, columns, None, color, label)
-        own_label = labels[visible(data.run_label)] if data.others else None
+        own_label = fit_path(visible(data.run_label), LEGEND_WIDTH) if data.others else None
         own = series_lines(data.series, data.weight, data.x_mode, columns, self._rgb("detail-chart--raw"),
                            self._rgb("detail-chart--smooth"), own_label)
         lines = [*own[:-1], *lines, own[-1]]  # raw below everything, this run's curve on top

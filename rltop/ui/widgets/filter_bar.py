@@ -33,7 +33,10 @@ class FilterBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Static("/", classes="filter-slash")
-        yield Input(placeholder="regex, e.g. ratio|entropy", id="filter-input", select_on_focus=False)
+        box = Input(placeholder="regex, e.g. ratio|entropy", id="filter-input", select_on_focus=False)
+        # Focusable only while open: keys typed anywhere else must never land in a hidden filter.
+        box.can_focus = False
+        yield box
         yield Static("", id="filter-status")
 
     @property
@@ -44,9 +47,17 @@ class FilterBar(Horizontal):
     def open(self, text: str) -> None:
         """Show the bar with ``text`` in it and focus the input."""
         self.display = True
-        self.input.value = text
-        self.input.cursor_position = len(text)
-        self.input.focus()
+        box = self.input
+        box.can_focus = True
+        box.value = text
+        box.cursor_position = len(text)
+        box.focus()
+
+    def close(self) -> None:
+        """Hide the bar; the focus goes back to the metrics (`Closed`)."""
+        self.display = False
+        self.input.can_focus = False
+        self.post_message(self.Closed())
 
     def set_status(self, text: str, error: bool = False) -> None:
         """The note right of the input: match count or the regex error."""
@@ -66,12 +77,10 @@ class FilterBar(Horizontal):
     @on(Input.Submitted, "#filter-input")
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.display = False
-        self.post_message(self.Closed())
+        self.close()
 
     def action_clear(self) -> None:
         """Esc: empty filter, bar closed."""
         self.input.value = ""
         self.post_message(self.Changed("", None))
-        self.display = False
-        self.post_message(self.Closed())
+        self.close()

@@ -1,4 +1,4 @@
-"""The one-line header: run, trainer kind, step, freshness, rate and the state of the view."""
+"""The header: the run shown (level, name, kind, step, freshness), the state of every run, the view."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ from textual.widget import Widget
 
 from rltop.ui.header_info import HeaderInfo
 from rltop.ui.levels import LEVEL_KEYS
-from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES
+from rltop.view.cells import cell_len
+from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES, state_level
 from rltop.view.safe_text import visible
-from rltop.view.text_fit import elide_name
+from rltop.view.sentences import compact_fleet_parts, fleet_parts
+from rltop.view.text_fit import fit_path
 
 
 class HeaderBar(Widget):
@@ -40,17 +42,20 @@ class HeaderBar(Widget):
         info = self.info
         width = self.content_size.width or 80
         style = self.get_component_rich_style
-        parts: list[tuple[int, Text]] = []  # (priority, text); lower priority number = kept longer
-        if info.level is not None:
-            key = LEVEL_KEYS[info.level]
-            badge = f"{LEVEL_ICONS[info.level]} {LEVEL_NAMES[info.level].upper()}"
-            parts.append((0, Text(badge, style=style(f"header-bar--{key}"))))
+        parts: list[Part] = []  # lower priority number = kept longer
+        short: dict[int, Text] = {}  # index in parts -> a shorter form, tried before dropping parts
         if info.kind and info.kind != "unknown":
             parts.append((3, Text(info.kind, style=style("header-bar--dim"))))
-        if info.step is not None:
-            parts.append((2, Text(f"step {info.step}")))
+        # A live run's freshness matters more than its step; a finished run's step says it all.
+        if info.step_text:
+            step_style = style("header-bar--dim") if info.finished else ""
+            if info.finished:
+                short[len(parts)] = Text("finished", style=step_style)
+            parts.append((1 if info.finished else 2, Text(info.step_text, style=step_style)))
         if info.age_text:
-            parts.append((1, Text(info.age_text, style=style("header-bar--stale") if info.stale else "")))
+            age_style = "header-bar--stale" if info.stale else "header-bar--dim" if info.finished else ""
+            parts.append((2 if info.finished else 1,
+                          Text(info.age_text, style=style(age_style) if age_style else "")))
         if info.loading_text:
             parts.append((1, Text(info.loading_text, style=style("header-bar--flag"))))
         if info.paused_points is not None:
@@ -59,43 +64,80 @@ class HeaderBar(Widget):
             parts.append((4, Text(f"/{visible(info.filter_text)}/", style=style("header-bar--flag"))))
         if info.rate_text:
             parts.append((5, Text(info.rate_text, style=style("header-bar--dim"))))
-        if info.run_position is not None and info.run_position[1] > 1:
-            index, count = info.run_position
-            parts.append((4, Text(f"run {index}/{count}", style=style("header-bar--dim"))))
         if info.note:
             parts.append((6, Text(visible(info.note), style=style("header-bar--dim"))))
-        run = visible(info.run) if info.run else ""
-        badge = parts[0] if info.level is not None else None
-        others = [part for part in parts if part is not badge]
+        run = info.run or ""
         line = Text(no_wrap=True, overflow="crop")
-        if badge is not None:
-            line.append_text(badge[1])
+        if info.level is not None:
+            key = LEVEL_KEYS[info.level]
+            line.append(f"{LEVEL_ICONS[info.level]} {LEVEL_NAMES[info.level].upper()}",
+                        style=style(f"header-bar--{key}"))
             line.append(" ")
+        fleet = self._fleet(info.fleet, width)
         if self.content_size.height >= 2:
-            # Narrow layout: the run has the first line to itself, the rest goes below.
+            # Narrow layout: the run has the first line to itself; below, every run, then the rest.
             if run:
-                line.append(elide_name(run, max(1, width - len(line))), style=style("header-bar--run"))
+                line.append(fit_path(run, max(1, width - line.cell_len)), style=style("header-bar--run"))
             second = Text(no_wrap=True, overflow="crop")
-            for _, text in _fit(others, width + 1):
-                if len(second):
-                    second.append(" ")
+            second.append_text(fleet)
+            room = width - (fleet.cell_len + len(SEPARATOR) if fleet else 0)
+            for index, (_, text) in enumerate(_fit(parts, room + 1, short)):
+                second.append(SEPARATOR if index == 0 and fleet else " " if index else "")
                 second.append_text(text)
             return Text("\n").join([line, second])
-        run_min = min(len(run), 16)
-        kept = _fit(others, width - len(line) - run_min - (1 if run else 0))
-        run_room = width - len(line) - sum(len(text) + 1 for _, text in kept)
+        run_min = min(cell_len(run), 16)
+        fleet_room = fleet.cell_len + len(SEPARATOR) if fleet else 0
+        kept = _fit(parts, width - line.cell_len - run_min - (1 if run else 0) - fleet_room, short)
+        run_room = width - line.cell_len - sum(text.cell_len + 1 for _, text in kept) - fleet_room
         if run:
-            line.append(elide_name(run, max(1, run_room)), style=style("header-bar--run"))
+            line.append(fit_path(run, max(1, run_room)), style=style("header-bar--run"))
         for _, text in kept:
             if len(line):
                 line.append(" ")
             line.append_text(text)
+        if fleet:
+            line.append(SEPARATOR)
+            line.append_text(fleet)
         return line
 
+    def _fleet(self, fleet: list[tuple[str, int]], width: int) -> Text:
+        """The state of every run, in words when they fit half the line, else compact ("" for one run)."""
+        if not fleet:
+            return Text()
+        words = self._fleet_text(fleet)
+        return words if words.cell_len <= width // 2 else self._fleet_text(fleet, compact=True)
 
-def _fit(parts: list[tuple[int, Text]], room: int) -> list[tuple[int, Text]]:
-    """Drop the least important parts (highest number, rightmost first) until the rest fits ``room``."""
-    kept = list(parts)
-    while kept and sum(len(text) + 1 for _, text in kept) > max(0, room):
-        kept.pop(max(range(len(kept)), key=lambda i: (kept[i][0], i)))
-    return kept
+    def _fleet_text(self, fleet: list[tuple[str, int]], compact: bool = False) -> Text:
+        """``2 runs: 1 CRIT 1 WARN`` (compact: ``2 runs ✖1 ▲1``), each count in its level's colour."""
+        style = self.get_component_rich_style
+        text = Text()
+        for state, part in (compact_fleet_parts(fleet) if compact else fleet_parts(fleet)):
+            if len(text):
+                text.append(" ")
+            level = state_level(state)
+            text.append(part, style=style(f"header-bar--{LEVEL_KEYS[level]}") if level else
+                        style("header-bar--dim"))
+        return text
+
+
+SEPARATOR = " · "
+"""Between the run's own facts and the state of every run."""
+Part = tuple[int, Text]
+"""(priority, text) of one part of the header."""
+
+
+def _fit(parts: list[Part], room: int, short: dict[int, Text] | None = None) -> list[Part]:
+    """The parts that fit ``room``: the least important one (highest number, rightmost first) is
+    shortened (``short``: index -> a shorter form) or else dropped, until the rest fits."""
+    kept: dict[int, Part] = dict(enumerate(parts))
+    short = dict(short or {})
+    while kept and sum(text.cell_len + 1 for _, text in kept.values()) > max(0, room):
+        least = max(kept, key=lambda i: (kept[i][0], i))
+        shorter = [i for i in short if i in kept]
+        if shorter:
+            candidate = max(shorter, key=lambda i: (kept[i][0], i))
+            if kept[candidate][0] >= kept[least][0]:
+                kept[candidate] = (kept[candidate][0], short.pop(candidate))
+                continue
+        del kept[least]
+    return [kept[i] for i in sorted(kept)]

@@ -1,8 +1,11 @@
 """The scrollable board of metric cards, grouped as the catalogue groups them.
 
-It owns the layout decisions that depend on its width (how many card columns; the one-line form
-under the narrow threshold, with one name column shared by every line) and keyboard movement:
-arrows and hjkl move between cards by rows and columns, across groups, hidden cards skipped.
+It owns the layout decisions that depend on its width: how many card columns, the one-line form
+under the narrow threshold with one name column shared by every line, and the labels the cards
+show there (`rltop.view.names.metric_labels`: shortened from the shared parts inward, distinct; a
+label that cannot fit without cutting a word, such as a reward function's name, gets a line of its
+own above its values). Keyboard movement: arrows and hjkl move between cards by rows and columns,
+across groups, hidden cards skipped, one card per key however fast the keys come.
 """
 
 from __future__ import annotations
@@ -10,13 +13,17 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
+from textual.widgets import Static
 
 from rltop.ui.narrow import NARROW_FIXED
 from rltop.ui.tag_filter import matches
 from rltop.ui.widgets.metric_group import MetricGroup
+from rltop.view.cells import cell_len
+from rltop.view.names import metric_labels
 
 if TYPE_CHECKING:  # cards draw with numpy; the board is built before numpy is imported
     from rltop.ui.widgets.metric_card import MetricCard
@@ -24,6 +31,12 @@ if TYPE_CHECKING:  # cards draw with numpy; the board is built before numpy is i
 
 CARD_MIN_WIDTH = 30
 """Smallest card width (border included) in the wide layout; the column count follows from it."""
+CARD_TITLE_MARGIN = 6
+"""Cells of a card's top border that are not its title (corners, spaces, a bit of border)."""
+NAME_SHARE = 0.62
+"""Part of a narrow line (after the fixed columns) the name column may take by default."""
+MIN_SPARK = 5
+"""Narrowest sparkline a narrow line keeps when the name column widens for a name."""
 
 
 class MetricBoard(VerticalScroll, can_focus=False):
@@ -46,8 +59,12 @@ class MetricBoard(VerticalScroll, can_focus=False):
         self.compact = False
         self.columns = 1
         self.name_width = 16
+        self.width = 0
         self.pattern: re.Pattern[str] | None = None
         self._order: list[str] = []
+        self._counts = (0, 0)
+        self._note_text = ""
+        self._note = Static("", classes="board-note")
 
     # -- content -----------------------------------------------------------------------------------
 
@@ -86,18 +103,26 @@ class MetricBoard(VerticalScroll, can_focus=False):
 
         previous_focus = focus_tag or self.focused_tag
         self._order = order
-        self.name_width = self._name_width([m for _, models in grouped for m in models])
         groups = [
             MetricGroup(group, [MetricCard(m, self.compact, self.name_width) for m in models])
             for group, models in grouped
         ]
+        self._note = Static(Text(self._note_text), classes="board-note")
+        self._note.display = bool(self._note_text)
         with self.app.batch_update():
             await self.remove_children()
+            await self.mount(self._note)
             await self.mount_all(groups)
             self._apply_columns()
             self._apply_filter()
         if previous_focus is not None:
             self.focus_tag(previous_focus)
+
+    def show_empty_note(self, text: str) -> None:
+        """One line in place of the cards (``no tag matches /zzz/ — Esc clears``); "" hides it."""
+        self._note_text = text
+        self._note.update(Text(text))
+        self._note.display = bool(text)
 
     # -- filter and layout -------------------------------------------------------------------------
 
@@ -105,6 +130,10 @@ class MetricBoard(VerticalScroll, can_focus=False):
         """Hide the cards whose tag does not match; return (shown, total)."""
         self.pattern = pattern
         return self._apply_filter()
+
+    def filter_counts(self) -> tuple[int, int]:
+        """(cards the filter leaves, all cards)."""
+        return self._counts
 
     def _apply_filter(self) -> tuple[int, int]:
         shown = total = 0
@@ -122,28 +151,49 @@ class MetricBoard(VerticalScroll, can_focus=False):
             shown += visible_here
         if focus_lost:
             self.focus_first()
+        self._counts = (shown, total)
         return shown, total
 
     def set_layout(self, width: int, compact: bool) -> None:
         """Choose columns (wide) or the one-line form (narrow) for a board ``width`` cells wide."""
         self.compact = compact
+        self.width = width
         self.columns = 1 if compact else max(1, (width - 2) // CARD_MIN_WIDTH)
-        self.name_width = self._name_width([card.model for card in self.cards])
         self.set_class(compact, "-compact")
         self._apply_columns()
 
     def _apply_columns(self) -> None:
+        cards = self.cards
+        labels = self._labels([card.model for card in cards])
         for group in self.groups:
             group.set_columns(self.columns)
-            for card in group.cards:
-                card.set_compact(self.compact, self.name_width)
+        for card in cards:
+            label = labels.get(card.tag, card.model.label)
+            card.set_compact(self.compact, self.name_width, label)
 
-    def _name_width(self, models: list[MetricView]) -> int:
-        """One name column for every narrow line: the longest label, within reason."""
-        width = self.size.width or self.app.size.width
-        room = max(8, int((width - 2 - NARROW_FIXED - 1) * 0.62))
-        longest = max((len(m.label) for m in models), default=8)
-        return max(6, min(longest, room))
+    def _labels(self, models: list[MetricView]) -> dict[str, str]:
+        """Tag -> the label its card shows at the current layout (sets `name_width` when narrow)."""
+        if not models:
+            return {}
+        width = self.width or self.size.width or self.app.size.width
+        names = [model.name for model in models]
+        if not self.compact:
+            card_width = (width - 2 - (self.columns - 1)) // self.columns
+            labels = metric_labels(names, max(4, card_width - CARD_TITLE_MARGIN))
+        else:
+            line = width - 2 - 1  # board padding, the scrollbar
+            room = max(8, int((line - NARROW_FIXED - 1) * NAME_SHARE))
+            labels = metric_labels(names, room)
+            need = max(cell_len(label) for label in labels.values())
+            cap = max(room, line - NARROW_FIXED - 1 - MIN_SPARK)
+            if need > room:
+                # A name that cannot be cut (a reward function's) widens the column, up to a
+                # sparkline of MIN_SPARK; the names that still do not fit get a line of their own.
+                room = min(need, cap)
+                labels = metric_labels(names, room)
+            self.name_width = max(6, min(max(cell_len(label) for label in labels.values()), room))
+        by_name = {model.name: model.tag for model in models}
+        return {by_name[name]: label for name, label in labels.items()}
 
     # -- focus and movement --------------------------------------------------------------------------
 
@@ -155,14 +205,19 @@ class MetricBoard(VerticalScroll, can_focus=False):
             return True
         return False
 
+    def first_card(self) -> MetricCard | None:
+        """The first card the filter leaves."""
+        visible = self._visible_rows()
+        return visible[0][0][0] if visible else None
+
     def focus_first(self) -> bool:
         """Focus the first visible card."""
-        visible = self._visible_rows()
-        if visible:
-            visible[0][0][0].focus(scroll_visible=False)
-            self.scroll_home(animate=False)
-            return True
-        return False
+        first = self.first_card()
+        if first is None:
+            return False
+        first.focus(scroll_visible=False)
+        self.scroll_home(animate=False)
+        return True
 
     def _visible_rows(self) -> list[list[list[MetricCard]]]:
         """Visible cards as groups -> rows -> cards."""
@@ -177,14 +232,18 @@ class MetricBoard(VerticalScroll, can_focus=False):
         return result
 
     def action_move(self, direction: str) -> None:
-        """Move focus to the neighbouring card in ``direction``."""
+        """Move focus to the neighbouring card in ``direction``.
+
+        The focus moves at once (`Screen.set_focus`), not after the events already queued: ten
+        ↓ sent in one burst (key auto-repeat) must move ten cards, not one.
+        """
         rows = [row for group in self._visible_rows() for row in group]
         flat = [card for row in rows for card in row]
         if not flat:
             return
         current = self.screen.focused
         if current not in flat:
-            flat[0].focus()
+            self._focus_now(flat[0])
             return
         target = None
         if direction in ("left", "right"):
@@ -203,5 +262,12 @@ class MetricBoard(VerticalScroll, can_focus=False):
             elif direction == "up":
                 self.post_message(self.LeftTop())
         if target is not None:
-            target.focus()
-            target.scroll_visible()
+            self._focus_now(target)
+
+    def _focus_now(self, card: MetricCard) -> None:
+        mover = getattr(self.screen, "focus_now", None)
+        if mover is not None:
+            mover(card)
+        else:
+            self.screen.set_focus(card)
+        card.scroll_visible(animate=False)

@@ -29,9 +29,11 @@ from rltop.model.downsample import sparkline_values
 from rltop.ui.levels import LEVEL_CLASSES, LEVEL_KEYS
 from rltop.ui.messages import OpenDetail
 from rltop.ui.narrow import NARROW_FIXED, VALUE_WIDTH
+from rltop.view.cells import cell_len, pad_cells
 from rltop.view.marks import LEVEL_NAMES, TREND_MARKS
 from rltop.view.metric_view import MetricView
 from rltop.view.numbers import format_short
+from rltop.view.safe_text import visible
 from rltop.view.spark import spark_rows
 from rltop.view.text_fit import elide_name
 
@@ -49,11 +51,14 @@ class MetricCard(Widget, can_focus=True):
         "metric-card--nonfinite",
     }
 
-    def __init__(self, model: MetricView, compact: bool = False, name_width: int = 16) -> None:
+    def __init__(self, model: MetricView, compact: bool = False, name_width: int = 16,
+                 label: str | None = None) -> None:
         super().__init__(classes=LEVEL_CLASSES[model.level])
         self.model = model
         self.compact = compact
         self.name_width = name_width
+        self.label = model.label if label is None else visible(label)
+        """The name as the board fits it to the layout (`rltop.view.names.metric_labels`), safe to print."""
         self._spark_cache: tuple[tuple[int, int], int, np.ndarray] | None = None
         self._apply_titles()
 
@@ -71,21 +76,29 @@ class MetricCard(Widget, can_focus=True):
         self._apply_titles()
         self.refresh()
 
-    def set_compact(self, compact: bool, name_width: int) -> None:
-        """Switch between the card and the one-line form."""
-        if (compact, name_width) != (self.compact, self.name_width):
+    def set_compact(self, compact: bool, name_width: int, label: str | None = None) -> None:
+        """Switch between the card and the one-line form; ``label``: the name the board fitted."""
+        shown = self.label if label is None else visible(label)
+        if (compact, name_width, shown) != (self.compact, self.name_width, self.label):
             self.compact = compact
             self.name_width = name_width
+            self.label = shown
             self._apply_titles()
-            self.refresh()
+            self.refresh(layout=True)
+
+    @property
+    def two_line(self) -> bool:
+        """Narrow and the name longer than the column: the name gets a line of its own."""
+        return self.compact and cell_len(self.label) > self.name_width
 
     def _apply_titles(self) -> None:
+        self.set_class(self.two_line, "-two-line")
         if self.compact:
             self.border_title = None
             self.border_subtitle = None
             return
         room = self.outer_size.width - 6  # corners, the spaces around the title, a bit of border
-        label = self.model.label if room <= 0 else elide_name(self.model.label, room)
+        label = self.label if room <= 0 or cell_len(self.label) <= room else elide_name(self.label, room)
         self.border_title = Text(label)
         level = self.model.level
         self.border_subtitle = Text(LEVEL_NAMES[level]) if level > Level.OK else None
@@ -161,12 +174,21 @@ class MetricCard(Widget, can_focus=True):
         return line
 
     def _render_line(self, width: int) -> Text:
-        """``name  ▁▂▃▅▇  1.93 ▲ CRIT`` in aligned columns."""
+        """``name  ▁▂▃▅▇  1.93 ▲ CRIT`` in aligned columns, padded in cells (wide characters too).
+
+        A name longer than the column (one that cannot be cut: a reward function's) is the first
+        of two lines, the values the second, aligned with the other rows.
+        """
         stats = self.model.stats
         name_width = max(4, min(self.name_width, width - NARROW_FIXED - 4))
         spark_width = max(0, width - name_width - 1 - NARROW_FIXED)
         text = Text(no_wrap=True, overflow="crop")
-        text.append(elide_name(self.model.label, name_width).ljust(name_width))
+        if self.two_line:
+            text.append(self.label)
+            text.append("\n" + " " * name_width)
+        else:
+            label = self.label if cell_len(self.label) <= name_width else elide_name(self.label, name_width)
+            text.append(pad_cells(label, name_width))
         text.append(" ")
         if stats.count and spark_width:
             self._append_spark(text, spark_rows(self._columns(spark_width), 1)[0].ljust(spark_width))

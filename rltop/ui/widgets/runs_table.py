@@ -9,6 +9,7 @@ from rltop.ui.levels import LEVEL_KEYS
 from rltop.view.humanize import age_text
 from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES
 from rltop.view.run_view import RunView
+from rltop.view.text_fit import fit_path
 
 
 class RunsTable(DataTable):
@@ -20,6 +21,9 @@ class RunsTable(DataTable):
         "runs-table--crit",
     }
 
+    name_width = 40
+    """Cells the run names may take (set by the screen for its width)."""
+
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = False
@@ -30,7 +34,7 @@ class RunsTable(DataTable):
         self.clear()
         for run in runs:
             self.add_row(
-                Text(run.label),
+                Text(fit_path(run.label, self.name_width)),
                 Text(run.kind),
                 Text("–" if run.last_step is None else str(run.last_step), justify="right"),
                 self._level_text(run),
