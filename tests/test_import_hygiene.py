@@ -1,41 +1,114 @@
-"""The core layers never pull in the screen: each module imported alone, in a fresh interpreter."""
+"""Layers point one way, and the layers below the screen never load a screen library.
+
+Each Textual-free module is imported alone, in a fresh interpreter: the core layers (ingest, model,
+health), the view layer and the Textual-free parts of the UI load neither textual nor rich; the
+report layer may load rich but never textual. A static check of every ``import`` (at the top, in
+functions and under TYPE_CHECKING alike) keeps the direction: ingest, model and health never import
+view, report, ui or commands; view never imports report or ui; ui never imports report.
+"""
 
 from __future__ import annotations
 
+import ast
 import pkgutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 import rltop
 
-CORE = ("ingest", "model", "health")
 ROOT = Path(rltop.__file__).parent
+CORE = ("ingest", "model", "health")
+TEXTUAL_FREE_UI = (
+    "rltop.ui.session", "rltop.ui.header_info", "rltop.ui.levels", "rltop.ui.narrow",
+    "rltop.ui.tag_filter", "rltop.ui.chart", "rltop.ui.chart_options",
+)  # fmt: skip
+FORBIDDEN = {
+    # layer -> the layers it must never import
+    "ingest": ("view", "report", "ui", "commands", "cli"),
+    "model": ("view", "report", "ui", "commands", "cli"),
+    "health": ("view", "report", "ui", "commands", "cli"),
+    "view": ("report", "ui", "commands", "cli"),
+    "report": ("ui", "commands", "cli"),
+    "ui": ("report", "commands", "cli"),
+}
 
 
-def core_modules() -> list[str]:
+def layer_modules(*layers: str) -> list[str]:
     names = []
-    for layer in CORE:
+    for layer in layers:
         names.append(f"rltop.{layer}")
         for info in pkgutil.walk_packages([str(ROOT / layer)], prefix=f"rltop.{layer}."):
             names.append(info.name)
     return names
 
 
-@pytest.mark.parametrize("module", core_modules())
-def test_core_module_imports_no_screen_library(module: str) -> None:
+def _loaded_screen_libraries(module: str) -> list[str]:
     code = (
         f"import sys, {module}; "
-        "bad = sorted(m for m in ('textual', 'rich') if m in sys.modules); "
-        "print(','.join(bad))"
+        "print(','.join(sorted(m for m in ('textual', 'rich') if m in sys.modules)))"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "", f"{module} imported {done.stdout.strip()}"
+    return [name for name in done.stdout.strip().split(",") if name]
 
 
-def test_core_modules_were_found() -> None:
-    modules = core_modules()
-    assert "rltop.ingest.reader" in modules and "rltop.model.series" in modules
+CHECKED = layer_modules(*CORE, "view") + list(TEXTUAL_FREE_UI)
+REPORT = layer_modules("report")
+
+
+@pytest.fixture(scope="module")
+def loaded() -> dict[str, list[str]]:
+    """module -> the screen libraries importing it alone loaded (a few interpreters at a time)."""
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return dict(zip(CHECKED + REPORT, pool.map(_loaded_screen_libraries, CHECKED + REPORT)))
+
+
+@pytest.mark.parametrize("module", CHECKED)
+def test_module_imports_no_screen_library(module: str, loaded: dict[str, list[str]]) -> None:
+    assert loaded[module] == [], f"{module} imported {', '.join(loaded[module])}"
+
+
+@pytest.mark.parametrize("module", REPORT)
+def test_report_module_may_use_rich_but_never_textual(module: str, loaded: dict[str, list[str]]) -> None:
+    assert "textual" not in loaded[module], module
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """(line, imported module) of every import statement in a file, relative ones resolved."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = ".".join(("rltop", *path.relative_to(ROOT).with_suffix("").parts[:-1]))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parent, base] if base else parent)
+            found.append((node.lineno, base))
+            found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+    return found
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_layers_point_one_way(layer: str) -> None:
+    bad = []
+    for path in sorted((ROOT / layer).rglob("*.py")):
+        for line, module in _imports(path):
+            parts = module.split(".")
+            if parts[0] == "rltop" and len(parts) > 1 and parts[1] in FORBIDDEN[layer]:
+                bad.append(f"{path.relative_to(ROOT.parent)}:{line} imports {module}")
+    assert bad == [], "\n".join(bad)
+
+
+def test_the_modules_were_found() -> None:
+    core = layer_modules(*CORE)
+    assert "rltop.ingest.reader" in core and "rltop.model.series" in core
+    assert "rltop.view.run_view" in layer_modules("view")
+    for module in TEXTUAL_FREE_UI:
+        assert (ROOT.parent / (module.replace(".", "/") + ".py")).is_file(), module

@@ -1,37 +1,86 @@
-"""SVG snapshots of the dashboard (wide and narrow) and the detail screen, with a fixed clock.
+"""SVG snapshots of the dashboard and the detail screen, with a fixed clock.
 
 The app runs over fixture runs loaded up front (no watcher), every time shown is relative to the
 runs' own timestamps, and the theme is fixed: the pictures only change when rltop's look does.
+Each test waits for a state (the repaint done, the focus placed), never for a duration, so a busy
+machine takes the same pictures. The README's screenshots are these files.
 Review changes with ``pytest tests/test_ui_snapshots.py --snapshot-update`` and the HTML report.
 """
 
 from __future__ import annotations
 
-from ui_helpers import preloaded_app, wait_until
+from ui_helpers import preloaded_app, seeded_and_resumed, wait_until
 
 from rltop.ui.screens.detail import DetailScreen
 
 
-async def _dashboard_ready(pilot) -> None:
+async def _settled(pilot) -> None:
+    """The dashboard shows its run, the focus is placed and no repaint is pending."""
     app = pilot.app
     await wait_until(pilot, lambda: app.dashboard.board.cards and app.focused is not None)
-    await pilot.pause(0.3)
+    await wait_until(pilot, lambda: app._flush_timer is None and not app.session.dirty)
+    await pilot.pause()
     await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
 
 
 def test_dashboard_wide_ppo_unstable(snap_compare):
-    assert snap_compare(preloaded_app("ppo_unstable"), terminal_size=(160, 50), run_before=_dashboard_ready)
+    assert snap_compare(preloaded_app("ppo_unstable"), terminal_size=(160, 50), run_before=_settled)
 
 
 def test_dashboard_narrow_ppo_unstable(snap_compare):
-    assert snap_compare(preloaded_app("ppo_unstable"), terminal_size=(40, 20), run_before=_dashboard_ready)
+    assert snap_compare(preloaded_app("ppo_unstable"), terminal_size=(40, 20), run_before=_settled)
 
 
 def test_detail_val_ratio_with_threshold_band(snap_compare):
     async def open_detail(pilot) -> None:
-        await _dashboard_ready(pilot)
+        await _settled(pilot)
         pilot.app.open_detail("train/val/ratio")
         await wait_until(pilot, lambda: isinstance(pilot.app.screen, DetailScreen))
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: pilot.app.screen.chart.data.series is not None)
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
 
     assert snap_compare(preloaded_app("ppo_unstable"), terminal_size=(100, 30), run_before=open_detail)
+
+
+def test_overview_two_runs_one_critical_with_the_healthy_one_selected(snap_compare):
+    app = preloaded_app("ppo_healthy", "ppo_unstable", follow="ppo_healthy")
+    assert snap_compare(app, terminal_size=(100, 30), run_before=_settled)
+
+
+def test_overview_two_runs_at_40x20(snap_compare):
+    app = preloaded_app("grpo_healthy", "ppo_unstable")
+    assert snap_compare(app, terminal_size=(40, 20), run_before=_settled)
+
+
+def test_names_of_a_seeded_and_resumed_folder(snap_compare, tmp_path):
+    seeded_and_resumed(tmp_path)
+    app = preloaded_app(paths=[str(tmp_path)])
+    assert snap_compare(app, terminal_size=(100, 30), run_before=_settled)
+
+
+def test_names_of_two_reward_functions_at_40_columns(snap_compare):
+    async def rewards_only(pilot) -> None:
+        await _settled(pilot)
+        await pilot.press("slash", *"rewards/", "enter")
+        await wait_until(pilot, lambda: pilot.app.dashboard.filter_text == "rewards/")
+        await wait_until(pilot, lambda: pilot.app.focused is not None)
+        await pilot.pause()
+
+    assert snap_compare(preloaded_app("grpo_healthy"), terminal_size=(40, 20), run_before=rewards_only)
+
+
+def test_alert_strip_at_80x24_and_a_filter_that_matches_nothing(snap_compare):
+    async def no_match(pilot) -> None:
+        await _settled(pilot)
+        await pilot.press("slash", *"zzzz", "enter")
+        await wait_until(pilot, lambda: pilot.app.dashboard.board.filter_counts()[0] == 0)
+        await pilot.pause()
+
+    assert snap_compare(preloaded_app("ppo_unstable"), terminal_size=(80, 24), run_before=no_match)
+
+
+def test_a_finished_run_two_hours_later(snap_compare):
+    app = preloaded_app("grpo_healthy", "ppo_healthy", seconds_after=2 * 3600 + 5)
+    assert snap_compare(app, terminal_size=(100, 30), run_before=_settled)

@@ -62,7 +62,9 @@ def run_dict(run: RunView) -> dict[str, Any]:
     """One run: facts, config summary, the engine's findings and the per-tag statistics."""
     return {
         "name": run.name,
+        "display_name": run.display_name,
         "directory": run.directory,
+        "finished": run.finished,
         "kind": run.kind,
         "level": run.level.label,
         "empty": run.empty,

@@ -1,7 +1,7 @@
 """The snapshot as GitHub-flavoured Markdown: a heading per run, findings and metrics as GFM tables.
 
 Meant to be pasted into issues, pull requests and chat. Names are code spans and prose is
-backslash-escaped (`rltop.report.safe_text`), so a tag called ``[x](y)|<b>`` renders literally and
+backslash-escaped (`rltop.view.safe_text`), so a tag called ``[x](y)|<b>`` renders literally and
 never breaks a table. Sparklines are `MARKDOWN_SPARK_WIDTH` glyphs wide.
 """
 
@@ -16,6 +16,7 @@ from rltop.view.metric_view import MetricView
 from rltop.view.numbers import format_short
 from rltop.view.run_view import RunView
 from rltop.view.safe_text import markdown_code, markdown_text
+from rltop.view.sentences import calm_sentence, empty_sentence, step_text
 from rltop.view.spark import sparkline_text
 
 MARKDOWN_SPARK_WIDTH = 24
@@ -43,12 +44,12 @@ def render_markdown(snapshot: Snapshot) -> str:
 def run_markdown(run: RunView) -> list[str]:
     """Heading, facts, findings table and one metric table per group for one run."""
     mark = STATE_MARKS[run.state]
-    lines = [f"## {markdown_code(run.name, in_table=False)} · {mark}", ""]
+    lines = [f"## {markdown_code(run.display_name, in_table=False)} · {mark}", ""]
     if run.empty or run.last_step is None:
         lines.append(f"{run.kind} · no scalar points")
     else:
         lines.append(
-            f"{run.kind} · step {run.last_step} · {plural(len(run.rows), 'metric')} · last point "
+            f"{run.kind} · {step_text(run)} · {plural(len(run.rows), 'metric')} · last point "
             f"{format_utc(run.last_point_wall_time)} ({format_staleness(run.staleness)})"
         )
     if run.headline_config:
@@ -68,9 +69,8 @@ def run_markdown(run: RunView) -> list[str]:
 def _findings(run: RunView) -> list[str]:
     if not run.findings:
         if run.empty:
-            texts = ", ".join(markdown_code(t, in_table=False) for t in run.texts) or "none"
-            return [f"Empty run: no scalar logged yet (text summaries: {texts})."]
-        return ["No findings: every health rule passes."]
+            return [empty_sentence(", ".join(markdown_code(t, in_table=False) for t in run.texts))]
+        return [calm_sentence(len(run.rows))]
     lines = ["| level | finding | metric | steps | details | advice |", "|---|---|---|---|---|---|"]
     for finding in run.findings:
         title = markdown_text(finding.title or finding.rule) + ("" if finding.active else " (over)")

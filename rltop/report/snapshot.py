@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from rltop.health.findings import Level
 from rltop.model.run import Store
 from rltop.view.fleet import state_counts
+from rltop.view.names import run_display_names
 from rltop.view.run_view import RunView, build_run_view
 
 if TYPE_CHECKING:  # only a type: any object with RunHealth's fields works (tests build their own)
@@ -61,5 +62,6 @@ def build_snapshot(
 ) -> Snapshot:
     """The snapshot of every run in ``store`` (sorted by name), judged by ``health`` (run -> verdict)."""
     now = time.time() if now is None else now
-    runs = [build_run_view(store.runs[name], health[name], now) for name in store.sorted_names()]
+    names = run_display_names({name: run.directory for name, run in store.runs.items()})
+    runs = [build_run_view(store.runs[name], health[name], now, names[name]) for name in store.sorted_names()]
     return Snapshot(runs=runs, generated_at=now, roots=list(roots or []), problems=list(problems or []))

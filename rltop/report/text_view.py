@@ -27,6 +27,7 @@ from rltop.view.metric_view import MetricView
 from rltop.view.numbers import format_short
 from rltop.view.run_view import RunView
 from rltop.view.safe_text import visible
+from rltop.view.sentences import calm_sentence, empty_sentence, step_text
 from rltop.view.spark import NON_FINITE_GLYPH, sparkline_text
 
 LEVEL_STYLES = {Level.OK: "green", Level.WARN: "yellow", Level.CRITICAL: "bold red"}
@@ -106,7 +107,7 @@ def run_renderables(run: RunView, width: int) -> list[RenderableType]:
 
 
 def _run_title(run: RunView) -> Text:
-    title = Text(visible(run.name), style="bold")
+    title = Text(run.label, style="bold")
     _pad(title, 2)
     title.append(run.state.upper(), style=_STATE_STYLES[run.state])
     return title
@@ -118,7 +119,7 @@ def _run_facts(run: RunView) -> Text:
     if run.empty or run.last_step is None:
         facts.append("no scalar points")
     else:
-        facts.append(f"step {run.last_step} · {plural(len(run.rows), 'metric')} · ")
+        facts.append(f"{step_text(run)} · {plural(len(run.rows), 'metric')} · ")
         facts.append(f"last point {format_utc(run.last_point_wall_time)} ")
         facts.append(f"({format_staleness(run.staleness)})")
     return facts
@@ -133,9 +134,8 @@ def _config_line(run: RunView) -> Text:
 def _findings(run: RunView) -> list[RenderableType]:
     if not run.findings:
         if run.empty:
-            texts = ", ".join(visible(t) for t in run.texts) or "nothing"
-            return [Text(f"Empty run: no scalar logged yet (text summaries: {texts}).", style="yellow")]
-        return [Text("No findings: every health rule passes.", style="green")]
+            return [Text(empty_sentence(", ".join(visible(t) for t in run.texts)), style="yellow")]
+        return [Text(calm_sentence(len(run.rows)), style="green")]
     counts = [
         f"{sum(1 for f in run.findings if f.level == level)} {level.label}"
         for level in (Level.CRITICAL, Level.WARN, Level.OK)

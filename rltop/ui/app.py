@@ -216,9 +216,11 @@ class RltopApp(App[int]):
         if self._flush_timer is not None:
             return
         delay = max(0.01, self._last_flush + MIN_REPAINT - time.monotonic())
-        self._flush_timer = self.set_timer(delay, self._flush, name="rltop-repaint")
+        self._flush_timer = self.set_timer(delay, self._repaint, name="rltop-repaint")
 
-    async def _flush(self) -> None:
+    async def _repaint(self) -> None:
+        # (Not "_flush": Textual's App._flush(stderr) forwards captured prints; overriding it made
+        # any print() while the dashboard runs raise TypeError.)
         self._flush_timer = None
         self._last_flush = time.monotonic()
         if self.paused:

@@ -25,6 +25,8 @@ class AlertView:
     live: bool
     metric: str
     """The metric's display name ("" for a run-wide finding)."""
+    run_name: str = ""
+    """The run's display name: a run-wide message (a stall) says it instead of the run's path."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -51,11 +53,15 @@ class AlertView:
 
     @property
     def message(self) -> str:
-        """The finding's message, its leading tag replaced by the metric's display name."""
+        """The finding's message in display names: its leading tag becomes the metric's name, the
+        run's path (in a run-wide message such as a stall) the run's."""
         message = self.finding.message
         tag = self.finding.tag
         if tag and self.metric and message.startswith(tag):
             return self.metric + message[len(tag) :]
+        run = self.finding.run
+        if not tag and self.run_name and run and f"run {run} " in message:
+            return message.replace(f"run {run} ", f"run {self.run_name} ", 1)
         return message
 
 
@@ -67,7 +73,8 @@ def is_live(finding: Finding, tag_levels: Mapping[str, Level]) -> bool:
 
 
 def build_alerts(
-    findings: Sequence[Finding], tag_levels: Mapping[str, Level], names: Mapping[str, str]
+    findings: Sequence[Finding], tag_levels: Mapping[str, Level], names: Mapping[str, str],
+    run_name: str = "",
 ) -> list[AlertView]:
     """The alert lines of a run: live ones worst first, then history worst first (engine order kept)."""
     grouped: dict[tuple[str, str], list[Finding]] = {}
@@ -79,6 +86,6 @@ def build_alerts(
         live = [f for f in members if is_live(f, tag_levels)]
         lead = max(live or members, key=lambda f: int(f.level))  # max keeps the first of equals
         others = tuple(f for f in members if f is not lead)
-        alerts.append(AlertView(lead, others, bool(live), names.get(lead.tag, lead.tag)))
+        alerts.append(AlertView(lead, others, bool(live), names.get(lead.tag, lead.tag), run_name))
     order = {id(f): index for index, f in enumerate(findings)}
     return sorted(alerts, key=lambda a: (not a.live, -int(a.level), order[id(a.finding)]))

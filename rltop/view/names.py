@@ -114,10 +114,9 @@ def _label_choices(name: str, width: int, windows: list[str], counts: Counter) -
     if cell_len(name) <= width:
         return [name]
     protected = protected_part(name)
-    own = [w for w in windows if counts[w] == 1]
-    if not own and protected is not None:
-        # Nothing unique (x next to a y/x): keep the function name and what follows it.
-        own = [w for w in windows if protected in w.split("/")]
+    if protected is not None:  # a reward function's name is part of every label of its metrics
+        windows = [w for w in windows if protected in w.split("/")]
+    own = [w for w in windows if counts[w] == 1] or (windows if protected is not None else [])
     fitting = [w for w in own if cell_len(w) <= width]
     if fitting:
         return fitting

@@ -96,7 +96,8 @@ class RunView:
     @cached_property
     def alerts(self) -> list[AlertView]:
         """The alert strip's lines: one per metric, live ones first (`rltop.view.alerts`)."""
-        return build_alerts(self.findings, self.tag_levels, {row.tag: row.name for row in self.rows})
+        names = {row.tag: row.name for row in self.rows}
+        return build_alerts(self.findings, self.tag_levels, names, self.display_name)
 
     def metric(self, tag: str) -> MetricView | None:
         """The view of ``tag`` (None when the run has no such series)."""

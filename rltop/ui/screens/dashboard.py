@@ -286,7 +286,10 @@ class DashboardScreen(Screen):
         """``5 of 31 tags`` in the filter bar; on the board, what to do when nothing matches."""
         shown, total = self.board.filter_counts()
         text = self.filter_text
-        self.query_one(FilterBar).set_status(f"{shown} of {total} tags" if text else "")
+        try:
+            self.query_one(FilterBar).set_status(f"{shown} of {total} tags" if text else "")
+        except NoMatches:
+            return  # the app is shutting down
         empty = f"no tag matches /{visible(text)}/ — Esc clears" if text and total and not shown else ""
         self.board.show_empty_note(empty)
 

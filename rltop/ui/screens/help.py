@@ -41,7 +41,11 @@ LEVELS = (
 class HelpScreen(ModalScreen[None]):
     """Keys and colours."""
 
-    BINDINGS = [Binding("escape,question_mark", "dismiss(None)", "Close")]  # q quits, as everywhere
+    BINDINGS = [
+        Binding("escape,question_mark", "dismiss(None)", "Close"),
+        # A modal screen hides the app's own keys: q must quit here too, as on every screen.
+        Binding("q", "app.quit", "Quit"),
+    ]
 
     def __init__(self) -> None:
         super().__init__(id="help")

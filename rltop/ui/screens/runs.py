@@ -23,7 +23,9 @@ class RunsScreen(ModalScreen[str | None]):
     """Pick a run; dismissed with its name (or None on Esc)."""
 
     BINDINGS = [
-        Binding("escape,r", "dismiss(None)", "Close"),  # q quits, as on every screen
+        Binding("escape,r", "dismiss(None)", "Close"),
+        # A modal screen hides the app's own keys: q must quit here too, as on every screen.
+        Binding("q", "app.quit", "Quit"),
         Binding("j", "cursor(1)", show=False),
         Binding("k", "cursor(-1)", show=False),
     ]

@@ -61,7 +61,8 @@ class HeaderBar(Widget):
         if info.paused_points is not None:
             parts.append((0, Text(f"PAUSED +{info.paused_points}", style=style("header-bar--flag"))))
         if info.filter_text:
-            parts.append((4, Text(f"/{visible(info.filter_text)}/", style=style("header-bar--flag"))))
+            # Kept long: without it, cards the filter hides would look missing.
+            parts.append((1, Text(f"/{visible(info.filter_text)}/", style=style("header-bar--flag"))))
         if info.rate_text:
             parts.append((5, Text(info.rate_text, style=style("header-bar--dim"))))
         if info.note:
