@@ -16,7 +16,7 @@ from rltop.model.smoothing import ema_debiased
 from rltop.ui.themes import RLTOP_THEMES, load_themes, theme_from_toml
 from rltop.view.humanize import format_rate
 from rltop.view.spark import spark_rows
-from rltop.view.text_fit import cut_at_word, elide_name, short_run_names
+from rltop.view.text_fit import cut_at_word, elide_name
 
 
 def tensorboard_smoothing(values: list[float], weight: float) -> list[float]:
@@ -140,15 +140,6 @@ def test_replay_writes_the_bundled_runs_step_by_step(tmp_path):
         replayed = store.runs["ppo_unstable"].series[tag]
         assert replayed.steps.tolist() == series.steps.tolist()
         assert np.array_equal(replayed.values, series.values, equal_nan=True)
-
-
-def test_short_run_names_for_chart_legends():
-    names = ["grpo_a/runs/Nov29_1", "grpo_b/runs/Nov29_2"]
-    assert short_run_names(names, 28) == {names[0]: "grpo_a", names[1]: "grpo_b"}
-    restarts = ["out/runs/Nov29_1", "out/runs/Nov29_2"]
-    assert short_run_names(restarts, 28) == {restarts[0]: "Nov29_1", restarts[1]: "Nov29_2"}
-    same = ["x/a/y", "x/b/y"]
-    assert short_run_names(same, 28) == {"x/a/y": "x/a/y", "x/b/y": "x/b/y"}
 
 
 def test_the_first_frame_needs_no_numpy():

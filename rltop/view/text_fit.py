@@ -126,17 +126,3 @@ def cut_at_word(text: str, width: int) -> str:
         if joint >= len(head) // 3:
             return text[: joint + 1] + ELLIPSIS
     return head + ELLIPSIS
-
-
-def short_run_names(names: list[str], width: int) -> dict[str, str]:
-    """Distinct short labels for runs shown together (a chart legend).
-
-    TRL runs are ``<output_dir>/runs/<timestamp>``: the first segment tells runs of different
-    output directories apart, the last one restarts within one directory. The first of those that
-    is unique wins; otherwise the names are shortened as they are.
-    """
-    for pick in (lambda parts: parts[0], lambda parts: parts[-1]):
-        labels = {name: pick(name.split("/")) for name in names}
-        if len(set(labels.values())) == len(names):
-            return {name: elide_name(label, width) for name, label in labels.items()}
-    return {name: elide_name(name, width) for name in names}

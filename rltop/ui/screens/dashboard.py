@@ -272,7 +272,9 @@ class DashboardScreen(Screen):
 
     @on(FilterBar.Closed)
     def _filter_closed(self) -> None:
-        if not self.board.focus_tag(self.board.focused_tag or "") and not self.board.focus_first():
+        if self.focused is not None:
+            return  # keys typed after Enter already moved the cursor
+        if not self.board.focus_first():
             self.alerts.focus_first()
 
     def _set_filter(self, text: str, pattern: re.Pattern[str] | None) -> None:

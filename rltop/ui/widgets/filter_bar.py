@@ -51,12 +51,20 @@ class FilterBar(Horizontal):
         box.can_focus = True
         box.value = text
         box.cursor_position = len(text)
-        box.focus()
+        # At once, not after the keys already queued: what is typed right after "/" is the filter.
+        self.screen.set_focus(box)
 
     def close(self) -> None:
-        """Hide the bar; the focus goes back to the metrics (`Closed`)."""
+        """Hide the bar; the focus goes back to the metrics (`Closed`).
+
+        The box lets go of the focus at once: a key typed right after Enter (``q``) must reach the
+        app, not the hidden box.
+        """
         self.display = False
-        self.input.can_focus = False
+        box = self.input
+        box.can_focus = False
+        if box.has_focus:
+            self.screen.set_focus(None)
         self.post_message(self.Closed())
 
     def set_status(self, text: str, error: bool = False) -> None:

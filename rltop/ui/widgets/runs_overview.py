@@ -5,10 +5,10 @@ Wide::
     ▶ ✖ CRIT ppo_unstable   step 150   4 s ago   entropy_avg 4.1e-4  rlhf_reward 0.2623
       ● ok   grpo_healthy   step 200   finished 2 h ago   reward 1.891  kl 0.0312
 
-Narrow (one line per run, the columns that fit)::
+Narrow (one line per run, the columns that fit; a value only with its name)::
 
-    ▶✖ ppo_unstable  150  4 s  4.1e-4
-     ● grpo_healthy  200  2 h  1.891
+    ▶✖ ppo_unstable 150 finished
+     ● grpo_healthy 200 4 s
 
 The selected run is marked ``▶``; a run that turned critical since it was last shown is
 highlighted until it is. Click a line to show that run. Columns are padded in terminal cells, so a
@@ -134,16 +134,12 @@ class RunsOverview(Widget):
         age_style = style("runs-overview--stale") if row.stale else (
             style("runs-overview--dim") if row.muted_age else Style())
         line.append(pad_cells(_age(row, narrow), age_width), style=age_style)
-        for label, value in row.values:
-            piece = f"{value}" if narrow else f"{label} {value}"
-            if line.cell_len + 2 + cell_len(piece) > width:
+        for label, value in row.values:  # a value without its name would say nothing: both or none
+            if line.cell_len + 2 + cell_len(label) + 1 + cell_len(value) > width:
                 break
             line.append("  ")
-            if narrow:
-                line.append(value)
-            else:
-                line.append(label, style=style("runs-overview--dim"))
-                line.append(f" {value}")
+            line.append(label, style=style("runs-overview--dim"))
+            line.append(f" {value}")
         if row.attention:
             line.stylize(style("runs-overview--attention"))
         return line
