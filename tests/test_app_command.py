@@ -41,6 +41,8 @@ def test_once_forces_the_snapshot_with_its_options(capsys):
         ({"tags": "("}, ValueError, "--tags"),
         ({"poll": 0.0}, UsageError, "--poll"),
         ({"theme": "no-such-theme"}, UsageError, "rltop-dark"),
+        ({"screenshot_dir": "/no/such/dir"}, UsageError, "--screenshot-dir"),
+        ({"follow": "  "}, UsageError, "--follow"),
     ],
 )
 def test_bad_arguments_fail_before_the_screen_is_taken(overrides, error, text):
@@ -76,3 +78,10 @@ async def test_focused_alert_keeps_focus_when_findings_change_order():
         await pilot.pause(0.2)
         assert app.focused.finding == kept and app.focused is strip.items[2]
         assert app.dashboard.board.scroll_y == 0
+
+
+def test_follow_and_screenshot_dir_reach_the_app(tmp_path):
+    app = make_app(_args(follow="newest", screenshot_dir=str(tmp_path)))
+    assert app.follow == "newest" and app.screenshot_dir == str(tmp_path)
+    assert make_app(_args(run="ppo")).follow == "ppo"  # --run NAME is --follow NAME
+    assert make_app(_args()).follow == "worst"

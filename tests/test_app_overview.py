@@ -141,14 +141,15 @@ async def test_q_on_the_waiting_screen_exits_0_and_keys_never_land_in_a_hidden_f
     assert app.return_code == 0
 
 
-@pytest.mark.parametrize("key", ["r", "question_mark"])
-async def test_q_quits_from_the_runs_list_and_the_help_screen(key):
+@pytest.mark.parametrize("quit_key", ["q", "ctrl+c"])
+@pytest.mark.parametrize("key", ["r", "question_mark", "enter"])
+async def test_q_and_ctrl_c_quit_from_every_screen(key, quit_key):
     app = preloaded_app("ppo_healthy", "ppo_unstable")
     async with app.run_test(size=(100, 30)) as pilot:
         await _ready(pilot, app)
         await pilot.press(key)
-        await wait_until(pilot, lambda: app.screen.id in ("runs", "help"))
-        await pilot.press("q")
+        await wait_until(pilot, lambda: app.screen.id in ("runs", "help", "detail"))
+        await pilot.press(quit_key)
     assert app.return_code == 0
 
 
@@ -314,3 +315,19 @@ def _cells_to(lines: list[str], word: str) -> bool:
 
     return len({cell_len(line[: line.index(word)]) for line in lines}) == 1
 
+
+
+async def test_wide_characters_in_narrow_rows_keep_the_columns_aligned(tmp_path):
+    from rich.cells import cell_len
+
+    write_run(tmp_path / "実験", {"train/損失": [1.0, 0.5, 0.25], "train/😀reward": [0.1, 0.2, 0.3],
+                                  "train/loss": [2.0, 1.0, 0.5]})
+    app = preloaded_app(paths=[str(tmp_path)])
+    async with app.run_test(size=(40, 20)) as pilot:
+        await _ready(pilot, app)
+        ends = set()
+        for card in app.dashboard.board.cards:
+            line = card.render().plain.splitlines()[-1]
+            ends.add(cell_len(line.rstrip()))  # the level badge ends at the same terminal column
+            assert cell_len(line) <= card.content_size.width
+        assert len(ends) == 1, ends

@@ -157,3 +157,19 @@ def test_the_first_frame_needs_no_numpy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_every_builtin_theme_tells_8_overlaid_runs_apart():
+    from rltop.ui.themes import VARIABLE_DEFAULTS
+    from rltop.ui.widgets.detail_chart import OTHER_RUN_CLASSES
+
+    themes, _ = load_themes()
+    assert len(OTHER_RUN_CLASSES) == 7  # with the run's own line: 8 runs
+    for theme in themes:
+        if theme.name not in RLTOP_THEMES:
+            continue
+        colours = [theme.variables["rltop-chart-smooth"]] + [
+            theme.variables[f"rltop-chart-other-{i}"] for i in range(1, 8)
+        ]
+        assert len({colour.lower() for colour in colours}) == 8, theme.name
+    assert all(f"rltop-chart-other-{i}" in VARIABLE_DEFAULTS for i in range(1, 8))
