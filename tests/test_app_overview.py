@@ -167,6 +167,17 @@ async def test_a_burst_of_10_down_keys_moves_10_cards():
         assert app.focused is cards[8]
 
 
+async def test_keys_typed_in_a_burst_after_slash_go_to_the_filter_and_after_enter_to_the_app():
+    app = preloaded_app("ppo_unstable")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _ready(pilot, app)
+        await burst(pilot, "slash", *"ratio", "enter")
+        await wait_until(pilot, lambda: app.dashboard.filter_text == "ratio")
+        assert all("ratio" in card.tag for card in app.dashboard.board.cards if card.display)
+        await burst(pilot, "slash", "backspace", "backspace", "enter", "q")  # q right after Enter
+    assert app.return_code == 0
+
+
 async def test_acknowledge_updates_the_header_the_alert_and_the_card_alike(tmp_path):
     # val/ratio goes critical (3.0, outside [0.5, 2]) and recovers: the episode is over, latched.
     ratio = [1.0] * 10 + [3.0] * 6 + [1.0] * 20

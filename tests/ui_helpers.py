@@ -82,7 +82,7 @@ async def burst(pilot, *keys: str) -> None:
 
     app = pilot.app
     for key in keys:
-        event = events.Key(key, None)
+        event = events.Key(key, key if len(key) == 1 else {"slash": "/"}.get(key))
         event.set_sender(app)
         app._driver.send_message(event)
     await pilot.pause()

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -27,6 +27,7 @@ from textual.timer import Timer
 
 from rltop.ui import themes
 from rltop.ui.chart_options import DEFAULT_SMOOTHING, SMOOTHING_STEPS, X_MODES
+from rltop.ui.follow_focus import redirect_key
 from rltop.ui.messages import LiveBatch, WatcherFailed
 from rltop.ui.palette import palette_commands
 from rltop.ui.screens.dashboard import DashboardScreen
@@ -298,6 +299,11 @@ class RltopApp(App[int]):
         self._show_header()
 
     # -- actions ----------------------------------------------------------------------------------------
+
+    async def _on_key(self, event: events.Key) -> None:
+        # Before Textual looks up the key's binding: a key queued for a widget that lost the focus
+        # meanwhile (a burst: "/kl", Enter then q) goes on to the widget focused now.
+        redirect_key(self.screen, event)
 
     def open_detail(self, tag: str) -> None:
         """Show the detail screen of ``tag`` in the current run."""

@@ -72,6 +72,7 @@ def metric_labels(names: Sequence[str], width: int) -> dict[str, str]:
     counts = Counter(window for name in names for window in set(windows[name]))
     choices = {name: _label_choices(name, width, windows[name], counts) for name in names}
     labels = {name: options[0] for name, options in choices.items()}
+    _drop_families_alike(labels, windows, counts, width)
     used = Counter(labels.values())
     for name in names:  # two names cut the same way: the second takes its next way to fit
         if used[labels[name]] > 1:
@@ -82,6 +83,27 @@ def metric_labels(names: Sequence[str], width: int) -> dict[str, str]:
                 used[spare] += 1
     # Nothing distinct left (a name that is part of another one, eval/x next to x): full names then.
     return {name: label if used[label] == 1 else name for name, label in labels.items()}
+
+
+def _drop_families_alike(labels: dict[str, str], windows: dict[str, list[str]], counts: Counter,
+                         width: int) -> None:
+    """Where one reward function's metric had to drop ``rewards/``, the other functions' metrics
+    that still show it drop it too, when that keeps them distinct: one group reads alike
+    (``contains_x_reward/mean`` next to ``length_reward/mean``, not ``rewards/length_reward/mean``)."""
+    families: dict[str, list[str]] = defaultdict(list)
+    for name in labels:
+        prefix, parts = _split_prefix(name)
+        if len(parts) > 1 and protected_part(name) is not None:
+            families[prefix + parts[0]].append(name)
+    for family, members in families.items():
+        if not any(not labels[name].startswith(family + "/") for name in members):
+            continue
+        for name in members:
+            if labels[name] != name:
+                continue
+            shorter = next((w for w in windows[name][1:] if counts[w] == 1), None)
+            if shorter is not None and cell_len(shorter) <= width:
+                labels[name] = shorter
 
 
 def protected_part(name: str) -> str | None:

@@ -250,7 +250,26 @@ class DashboardScreen(Screen):
 
     def action_filter(self) -> None:
         """``/``: open the tag filter."""
-        self.query_one(FilterBar).open(self.filter_text)
+        before = self.focused
+        self.query_one(FilterBar).open(self.filter_text, done=lambda text, pattern: self._filter_done(
+            text, pattern, before))
+
+    def _filter_done(self, text: str, pattern: re.Pattern[str] | None,
+                     before: Widget | None) -> Widget | None:
+        """The bar closed: the final filter applies now. The cursor goes back to the card it was on
+        if the filter leaves it (or to its alert when the filter was cleared), else to the first
+        card left, else to the alerts."""
+        self._set_filter(text, pattern)
+        if before is not None and before.is_attached:
+            if before in self.board.cards and before.display:
+                return before
+            if isinstance(before, AlertItem) and not text:
+                return before
+        first = self.board.first_card()
+        if first is not None:
+            return first
+        items = self.alerts.items
+        return items[0] if items else None
 
     def action_toggle_overview(self) -> None:
         """``v``: hide or show the runs overview."""
@@ -269,13 +288,6 @@ class DashboardScreen(Screen):
     @on(FilterBar.Changed)
     def _filter_changed(self, event: FilterBar.Changed) -> None:
         self._set_filter(event.text, event.pattern)
-
-    @on(FilterBar.Closed)
-    def _filter_closed(self) -> None:
-        if self.focused is not None:
-            return  # keys typed after Enter already moved the cursor
-        if not self.board.focus_first():
-            self.alerts.focus_first()
 
     def _set_filter(self, text: str, pattern: re.Pattern[str] | None) -> None:
         self.filter_text = text

@@ -13,6 +13,7 @@ from textual.geometry import Size
 from textual.widget import Widget
 
 from rltop.health.findings import Finding
+from rltop.ui.follow_focus import KeyOrigin
 from rltop.ui.levels import LEVEL_CLASSES
 from rltop.ui.messages import OpenDetail
 from rltop.view.alerts import AlertView
@@ -23,7 +24,7 @@ from rltop.view.text_fit import cut_at_word
 PAST_CLASS = "-past"
 
 
-class AlertItem(Widget, can_focus=True):
+class AlertItem(KeyOrigin, Widget, can_focus=True):
     """A focusable alert; Enter opens the detail of its metric."""
 
     BINDINGS = [

@@ -26,6 +26,7 @@ from textual.widget import Widget
 
 from rltop.health.findings import Level
 from rltop.model.downsample import sparkline_values
+from rltop.ui.follow_focus import KeyOrigin
 from rltop.ui.levels import LEVEL_CLASSES, LEVEL_KEYS
 from rltop.ui.messages import OpenDetail
 from rltop.ui.narrow import NARROW_FIXED, VALUE_WIDTH
@@ -38,7 +39,7 @@ from rltop.view.spark import spark_rows
 from rltop.view.text_fit import elide_name
 
 
-class MetricCard(Widget, can_focus=True):
+class MetricCard(KeyOrigin, Widget, can_focus=True):
     """Draws a `MetricView`; Enter (or a double click) asks for the detail screen."""
 
     BINDINGS = [Binding("enter", "open", "Detail")]

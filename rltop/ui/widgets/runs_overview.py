@@ -101,11 +101,13 @@ class RunsOverview(Widget):
         if not shown:
             return Text()
         narrow = width < NARROW_WIDTH
-        name_width = min(max(cell_len(row.label) for row in self.rows), max(8, int(width * NAME_SHARE)))
+        longest = max(cell_len(row.label) for row in self.rows)
         if narrow:  # the name gets what the step and age leave, never pushing them off the line
             fixed = 2 + 1 + max(cell_len(_step(r, True)) for r in shown) + 1 + max(
                 cell_len(_age(r, True)) for r in shown)
-            name_width = max(4, min(name_width, width - fixed))
+            name_width = max(4, min(longest, width - fixed - 1))
+        else:
+            name_width = min(longest, max(8, int(width * NAME_SHARE)))
         step_width = max(cell_len(_step(row, narrow)) for row in shown)
         age_width = max(cell_len(_age(row, narrow)) for row in shown)
         lines = [self._line(row, width, narrow, name_width, step_width, age_width) for row in shown]
