@@ -264,15 +264,8 @@ class RltopApp(App[int]):
 
     def _announce_criticals(self) -> None:
         """A toast for every run that turned critical (its overview line stays highlighted)."""
-        session = self.session
-        for name in session.became_critical:
-            if name not in self.store.runs:
-                continue
-            view = session.run_view(name)
-            lead = next((alert for alert in view.alerts if alert.live), None)
-            what = f": {visible(lead.finding.title or lead.metric)}" if lead is not None else ""
-            self.notify(f"✖ {view.label} is CRITICAL{what}", severity="error", timeout=10, markup=False)
-        session.became_critical.clear()
+        for text in self.session.take_announcements():
+            self.notify(text, severity="error", timeout=10, markup=False)
 
     def _show_header(self) -> None:
         if self.session is None:

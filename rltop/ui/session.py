@@ -23,7 +23,7 @@ from rltop.view.humanize import format_rate
 from rltop.view.metric_view import MetricView
 from rltop.view.names import run_display_names
 from rltop.view.run_view import RunView, build_run_view
-from rltop.view.sentences import freshness, step_text
+from rltop.view.sentences import critical_sentence, freshness, step_text
 
 RATE_WINDOW = 10.0
 """Seconds of live points the header's points/s is averaged over."""
@@ -251,6 +251,14 @@ class Session:
         now = self.clock()
         return [overview_row(view, view.name == self.current, view.name in self.attention, now)
                 for view in self.run_views()]
+
+    def take_announcements(self) -> list[str]:
+        """``✖ grpo_b is CRITICAL: non-finite values`` for each run that turned critical since the
+        last call (safe to print), then forgets them."""
+        texts = [critical_sentence(self.run_view(name)) for name in self.became_critical
+                 if name in self.store.runs]
+        self.became_critical.clear()
+        return texts
 
     def display_name(self, name: str) -> str:
         """What the run called ``name`` is shown as."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from rltop.health.findings import Level
 from rltop.view.humanize import age_text, plural
 from rltop.view.marks import EMPTY_ICON, LEVEL_ICONS, STATE_SHORT
+from rltop.view.safe_text import visible
 
 if TYPE_CHECKING:  # the header imports these sentences before numpy is loaded
     from rltop.view.run_view import RunView
@@ -32,6 +33,13 @@ def empty_sentence(texts: str) -> str:
     """What a run without any scalar says; ``texts``: its text-summary tags, formatted by the caller."""
     sentence = f"Empty run: no scalar logged yet (text summaries: {texts or 'none'})."
     return f"{sentence} {CRASH_HINT}" if texts else sentence
+
+
+def critical_sentence(run: RunView) -> str:
+    """``✖ grpo_b is CRITICAL: non-finite values`` (safe to print): a run that just turned critical."""
+    lead = next((alert for alert in run.alerts if alert.live), None)
+    what = f": {visible(lead.finding.title or lead.metric)}" if lead is not None else ""
+    return f"{LEVEL_ICONS[Level.CRITICAL]} {run.label} is CRITICAL{what}"
 
 
 def step_text(run: RunView) -> str:
