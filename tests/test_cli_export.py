@@ -26,7 +26,7 @@ def test_csv_is_sorted_and_exact(capsys) -> None:
     assert main(["export", str(TRL / "grpo_with_eval")]) == 0
     out = capsys.readouterr().out
     rows = list(csv.reader(io.StringIO(out)))
-    assert rows[0] == ["run", "tag", "step", "wall_time", "value"]
+    assert rows[0] == ["run", "tag", "step", "wall_time", "value", "session"]
     body = rows[1:]
     keys = [(r[0], r[1], int(r[2])) for r in body]
     assert keys == sorted(keys)
@@ -37,7 +37,7 @@ def test_csv_is_sorted_and_exact(capsys) -> None:
     expected = {(t, int(s), np.float32(v).tobytes()) for t, s, v in zip(frame.tag, frame.step, frame.value)}
     got = {(r[1], int(r[2]), np.float32(float(r[4])).tobytes()) for r in body}
     assert got == expected
-    assert all(r[0] == "runs/Nov29_21-47-07_vm" for r in body)
+    assert all(r[0] == "runs/Nov29_21-47-07_vm" and r[5] == "Nov29_21-47-07_vm" for r in body)
 
 
 def test_values_round_trip_shortest(tmp_path: Path, capsys) -> None:
@@ -57,7 +57,7 @@ def test_values_round_trip_shortest(tmp_path: Path, capsys) -> None:
         assert np.float32(float(text)).tobytes() == np.float32(value).tobytes()
     assert main(["export", str(tmp_path), "--format", "jsonl"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert set(lines[0]) == {"run", "tag", "step", "wall_time", "value"}
+    assert set(lines[0]) == {"run", "tag", "step", "wall_time", "value", "session"}
     assert lines[4]["value"] == "nan" and lines[5]["value"] == "inf"
     assert lines[0]["value"] == 0.1
 

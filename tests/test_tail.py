@@ -163,7 +163,7 @@ def scenario(tmp_path: Path, tail_args: list[str], how: int, bootstrap: str | No
 
 
 def assert_exactly_once_in_order(expected, printed):
-    assert all(set(p) == {"run", "tag", "step", "wall_time", "value"} for p in printed)
+    assert all(set(p) == {"run", "tag", "step", "wall_time", "value", "session"} for p in printed)
     got = [(p["run"], p["tag"], p["step"], p["value"]) for p in printed]
     assert sorted(got) == sorted(expected), "every point exactly once"
     for key in {(run, tag) for run, tag, _, _ in expected}:
@@ -212,7 +212,7 @@ def test_signal_while_waiting_exits_zero_without_traceback(tmp_path, how):
     err.wait(lambda lines: lines, "the waiting notice")
     stop(tail, how)
     assert tail.returncode == 0
-    assert out.lines == ["run,tag,step,wall_time,value"]
+    assert out.lines == ["run,tag,step,wall_time,value,session"]
     assert len(err.lines) == 1 and "waiting" in err.lines[0]
 
 

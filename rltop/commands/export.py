@@ -16,7 +16,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         NAME,
         help="print every point as CSV or JSON Lines",
         description="Print every scalar point, sorted by run, tag and step "
-        "(CSV header run,tag,step,wall_time,value; JSONL objects with those keys).",
+        "(CSV header run,tag,step,wall_time,value,session; JSONL objects with those keys).",
     )
     add_paths(parser)
     parser.add_argument("--format", choices=("csv", "jsonl"), default="csv", help="default: csv")

@@ -101,12 +101,14 @@ class _Tail:
 
     def show(self, batch: ChangeBatch) -> None:
         """Events on stderr, then the points on stdout, flushed."""
-        from rltop.ingest.feed import APPEARED, FALLBACK, RELOADED, WAITING
+        from rltop.ingest.feed import APPEARED, FALLBACK, RELOADED, SESSION, WAITING
 
         for event in batch.events:
             # A reload follows the reader's warning about the file: a note that the run's points
             # come again, not a second warning.
-            if event.kind in (WAITING, FALLBACK, RELOADED) or (event.kind == APPEARED and not batch.initial):
+            if event.kind in (WAITING, FALLBACK, RELOADED, SESSION) or (
+                event.kind == APPEARED and not batch.initial
+            ):
                 note(event.message)
             elif event.kind != APPEARED:
                 warn(event.message)
@@ -123,7 +125,8 @@ class _Tail:
         for points in batches:
             view = Points(points.steps, points.wall_times, points.values)
             for line in format_points(
-                points.run, points.tag, view, points.single_precision, self.fmt, self.to_terminal
+                points.run, points.tag, view, points.single_precision, self.fmt, self.to_terminal,
+                points.session,
             ):
                 lines.append(line)
                 if len(lines) >= CHUNK_LINES:

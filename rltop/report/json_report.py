@@ -97,6 +97,10 @@ def finding_dict(finding: Finding, single_precision: bool = False) -> dict[str, 
         "active": finding.active,
         "message": finding.message,
         "advice": finding.advice,
+        "episodes": finding.episodes,
+        "spans": [list(span) for span in finding.spans],
+        "stage": finding.stage.name.lower(),
+        "acknowledged": finding.acknowledged,
     }
 
 
