@@ -1,15 +1,16 @@
-"""The alert options ``rltop watch`` and the dashboard share, and their checks (one line, exit 2)."""
+"""The alert options ``rltop watch`` and the dashboard share, and their checks (one line, exit 2).
+
+Only `rltop.alerts.settings` is imported here (no numpy): the dashboard checks its options before
+its first frame.
+"""
 
 from __future__ import annotations
 
 import argparse
 import shutil
-from typing import TYPE_CHECKING
 
+from rltop.alerts.settings import DEFAULT_HOOK_TIMEOUT, AlertSettings, parse_webhook
 from rltop.commands.common import UsageError
-
-if TYPE_CHECKING:  # the alerts package loads numpy; `rltop --help` stays instant
-    from rltop.alerts.settings import AlertSettings
 
 ALERT_LEVELS = ("warn", "critical")
 
@@ -39,7 +40,7 @@ def add_alert_options(parser: argparse.ArgumentParser, dashboard: bool = False) 
         "and rule per episode, in the background",
     )  # fmt: skip
     group.add_argument(
-        "--hook-timeout", type=_timeout, default=60.0, metavar="SECONDS",
+        "--hook-timeout", type=_timeout, default=DEFAULT_HOOK_TIMEOUT, metavar="SECONDS",
         help="stop a hook that runs longer than this (default: 60)",
     )  # fmt: skip
     group.add_argument(
@@ -64,28 +65,32 @@ def add_alert_options(parser: argparse.ArgumentParser, dashboard: bool = False) 
 
 
 def alert_settings(args: argparse.Namespace) -> AlertSettings:
-    """The settings the options ask for; UsageError for a bad URL or a missing notify-send."""
-    from rltop.alerts.settings import AlertSettings, parse_webhook
+    """The settings the options ask for; UsageError for a bad URL or a missing notify-send.
+
+    Options missing from ``args`` (a Namespace built by hand, not by the parser) take their defaults.
+    """
     from rltop.health.findings import Level
 
+    option = vars(args).get
     hooks = []
-    for spec in args.webhook:
+    for spec in option("webhook") or []:
         try:
             hooks.append(parse_webhook(spec))
         except ValueError as error:
             raise UsageError(str(error)) from None
-    if args.notify and shutil.which("notify-send") is None:
+    desktop = bool(option("notify"))
+    if desktop and shutil.which("notify-send") is None:
         raise UsageError("--notify needs notify-send, which is not on PATH "
                          "(Debian/Ubuntu: apt install libnotify-bin; Fedora: libnotify)")
-    command = args.on_alert
+    command = option("on_alert")
     if command is not None and not command.strip():
         raise UsageError("--on-alert needs a command")
     return AlertSettings(
-        alert_on=Level.WARN if args.alert_on == "warn" else Level.CRITICAL,
+        alert_on=Level.WARN if option("alert_on") == "warn" else Level.CRITICAL,
         command=command,
-        hook_timeout=args.hook_timeout,
+        hook_timeout=option("hook_timeout") or DEFAULT_HOOK_TIMEOUT,
         webhooks=tuple(hooks),
-        desktop=args.notify,
-        bell=getattr(args, "bell", False),
-        title=getattr(args, "title", False),
+        desktop=desktop,
+        bell=bool(option("bell")),
+        title=bool(option("title")),
     )

@@ -54,7 +54,7 @@ class DashboardAlerts:
         self.alerts = Alerts(settings, self._problems.put, escape=visible)
         if settings.bell:
             self.alerts.listen(Gate(settings.alert_on, recoveries=False, finishes=False), self._ring)
-        self._shown_title: str | None = None
+        self.shown_title: str | None = None
         self.rang = 0  # bells rung (tests)
 
     def observe(self, store: Store, health: dict[str, RunHealth], caught_up: bool) -> None:
@@ -75,7 +75,7 @@ class DashboardAlerts:
     def close(self) -> None:
         """The dashboard ends: let hooks finish briefly, give the terminal its title back."""
         self.alerts.close(grace=1.0)
-        if self._shown_title is not None:
+        if self.shown_title is not None:
             self._write(RESTORE_TITLE)
 
     def _ring(self, event: AlertEvent, _payload: dict[str, Any]) -> None:
@@ -84,11 +84,11 @@ class DashboardAlerts:
             self.app.bell()
 
     def _set_title(self, text: str) -> None:
-        if text == self._shown_title:
+        if text == self.shown_title:
             return
-        if self._shown_title is None:
+        if self.shown_title is None:
             self._write(SAVE_TITLE)
-        self._shown_title = text
+        self.shown_title = text
         self._write(f"\x1b]2;{text}\x07")
 
     def _write(self, sequence: str) -> None:
