@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from alert_helpers import records, wait_until
+from live_helpers import records, wait_until
 
 from rltop.alerts.hooks import CommandRunner
 from rltop.alerts.problems import Problems

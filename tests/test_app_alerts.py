@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from alert_helpers import records, write_hook
+from live_helpers import records, write_hook
 from ui_helpers import wait_until
 
 from rltop.alerts.settings import AlertSettings

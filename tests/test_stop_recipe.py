@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from alert_helpers import wait_until
+from live_helpers import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable

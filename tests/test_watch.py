@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from alert_helpers import Lines, records, wait_until, write_hook
+from live_helpers import Lines, records, wait_until, write_hook
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable

@@ -9,7 +9,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from alert_helpers import wait_until
+from live_helpers import wait_until
 
 from rltop.alerts.events import FINDING, RECOVERY, AlertEvent
 from rltop.alerts.payload import event_payload

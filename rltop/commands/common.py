@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
+from collections.abc import Callable
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -63,6 +66,13 @@ def add_rules(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None
         "--rules", metavar="FILE",
         help="TOML file of health thresholds (on top of the defaults and ~/.config/rltop/rules.toml)",
     )  # fmt: skip
+
+
+def install_stop_signals(handler: Callable[[int, object], None]) -> dict:
+    """Route SIGINT and SIGTERM to ``handler``; returns the previous handlers (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
 
 
 def warn(message: str) -> None:

@@ -27,6 +27,7 @@ from rltop.commands.common import (
     add_paths,
     add_poll,
     error_line,
+    install_stop_signals,
     note,
     warn,
 )
@@ -133,20 +134,10 @@ class _Tail:
             self.writing_since = None
 
 
-def _install_signals(handler: Callable[[int, object], None]) -> dict:
-    """Route SIGINT and SIGTERM to ``handler``; returns the previous handlers (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-    previous = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        previous[sig] = signal.signal(sig, handler)
-    return previous
-
-
 def run(args: argparse.Namespace) -> int:
     """Follow the paths until Ctrl-C or SIGTERM."""
     tail = _Tail(args.format)
-    previous = _install_signals(tail.on_signal)
+    previous = install_stop_signals(tail.on_signal)
     watcher = None
     try:
         from rltop.ingest.watcher import Watcher

@@ -28,6 +28,7 @@ from rltop.commands.common import (
     add_poll,
     add_rules,
     error_line,
+    install_stop_signals,
     note,
     warn,
 )
@@ -191,13 +192,6 @@ def _start_line(runs: int, where: str, alerts: Alerts) -> str:
     return f"watching {runs} run{'s' * (runs != 1)} under {where}{passing}"
 
 
-def _install_signals(handler: Callable[[int, object], None]) -> dict:
-    """Route SIGINT and SIGTERM to ``handler``; returns the previous handlers (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-    return {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-
-
 def run(args: argparse.Namespace) -> int:
     """Watch until Ctrl-C or SIGTERM."""
     import os
@@ -217,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
     alerts = Alerts(settings, log.warn, escape=visible)
     alerts.listen(Gate(Level.WARN), log.event)  # the log hears everything at warn and worse
     watch = _Watch(log, monitor, alerts)
-    previous = _install_signals(watch.on_signal)
+    previous = install_stop_signals(watch.on_signal)
     watcher = None
     try:
         watcher = Watcher(args.paths, watch.inbox.put, poll=args.poll, tags=args.tags, runs=args.runs)

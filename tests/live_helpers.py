@@ -1,4 +1,5 @@
-"""Helpers for the alert tests: wait for a state (never for a duration), read a pipe, a hook script."""
+"""Helpers for tests that run rltop beside a live writer: wait for a state (never a duration), read a
+pipe, write a hook script."""
 
 from __future__ import annotations
 
@@ -51,6 +52,10 @@ class Lines:
     def _read(self, stream) -> None:
         for line in stream:
             self.lines.append(line.rstrip("\n"))
+
+    def wait(self, condition: Callable[[list[str]], bool], what: str, timeout: float = 30.0) -> None:
+        """Wait until ``condition(lines)`` holds."""
+        wait_until(lambda: condition(self.lines), f"{what}; got {self.lines[-5:]}", timeout)
 
     def having(self, needle: str) -> list[str]:
         """The lines that contain ``needle``."""
