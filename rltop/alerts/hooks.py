@@ -14,6 +14,7 @@ import signal
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Mapping, Sequence
 
 from rltop.alerts.problems import Problems
@@ -71,8 +72,9 @@ class CommandRunner:
         with self._lock:
             self._closed = True
             threads = list(self._threads)
+        deadline = time.monotonic() + grace
         for thread in threads:
-            thread.join(grace / max(len(threads), 1))
+            thread.join(max(0.0, deadline - time.monotonic()))
         with self._lock:
             processes = list(self._processes)
         for process in processes:

@@ -20,6 +20,7 @@ import html
 import json
 import queue
 import threading
+import time
 import urllib.error
 import urllib.request
 from email.header import Header
@@ -114,9 +115,13 @@ class WebhookSender:
     def close(self, grace: float = 2.0) -> None:
         """Deliver what is queued within ``grace`` seconds, then stop (no retry waits from here on)."""
         for _hook, inbox in self._queues:
-            inbox.put(None)
+            try:
+                inbox.put_nowait(None)
+            except queue.Full:
+                pass  # the thread sees _stopping at its next alert
+        deadline = time.monotonic() + grace
         for thread in self._threads:
-            thread.join(grace / max(len(self._threads), 1))
+            thread.join(max(0.0, deadline - time.monotonic()))
         self._stopping.set()
         for thread in self._threads:
             thread.join(0.5)
@@ -130,7 +135,7 @@ class WebhookSender:
     def _serve(self, hook: Webhook, inbox: queue.Queue) -> None:
         while True:
             payload = inbox.get()
-            if payload is None:
+            if payload is None or self._stopping.is_set():
                 return
             self._deliver(hook, payload)
 
