@@ -37,6 +37,7 @@ class CommandRunner:
         self._threads: set[threading.Thread] = set()
         self._processes: set[subprocess.Popen] = set()
         self._closed = False
+        self._stopping = False
         self.started = 0  # calls started so far (tests and the exit summary)
 
     def start(self, command: str | Sequence[str], stdin: bytes = b"",
@@ -76,6 +77,7 @@ class CommandRunner:
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))
         with self._lock:
+            self._stopping = True  # a call that registers its process from now on stops it itself
             processes = list(self._processes)
         for process in processes:
             _stop_group(process)
@@ -103,6 +105,9 @@ class CommandRunner:
                 return
             with self._lock:
                 self._processes.add(process)
+                late = self._stopping
+            if late:
+                _stop_group(process)
             try:
                 process.communicate(stdin, timeout=self.timeout)
             except subprocess.TimeoutExpired:
@@ -116,6 +121,10 @@ class CommandRunner:
             code = process.returncode
             if code == 0:
                 self.problems.worked(self.who)
+                return
+            if self._stopping and code < 0:
+                self.problems.failed(self.who, "ended", f"{self.who} was still running when rltop ended, "
+                                     "and was stopped")
                 return
             errors.seek(0)
             quoted = _last_line(errors.read())

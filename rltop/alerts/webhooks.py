@@ -16,6 +16,7 @@ between tries, each try limited to `TIMEOUT` seconds.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import queue
@@ -115,10 +116,8 @@ class WebhookSender:
     def close(self, grace: float = 2.0) -> None:
         """Deliver what is queued within ``grace`` seconds, then stop (no retry waits from here on)."""
         for _hook, inbox in self._queues:
-            try:
+            with contextlib.suppress(queue.Full):  # full: the thread sees _stopping at its next alert
                 inbox.put_nowait(None)
-            except queue.Full:
-                pass  # the thread sees _stopping at its next alert
         deadline = time.monotonic() + grace
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
