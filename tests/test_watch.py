@@ -252,3 +252,30 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, logs):
     assert no_notify.stderr.startswith("rltop: error: --notify needs notify-send, which is not on PATH")
     bad_timeout = run_watch(str(logs), "--hook-timeout", "0")
     assert bad_timeout.returncode == 2 and "the timeout must be > 0" in bad_timeout.stderr
+
+
+def test_desktop_notification_through_notify_send(tmp_path, logs):
+    bin_dir, shown = tmp_path / "bin", tmp_path / "shown.txt"
+    bin_dir.mkdir()
+    fake = bin_dir / "notify-send"  # records its arguments, one a line, as a notification server shows them
+    fake.write_text(f'#!/bin/sh\nfor arg in "$@"; do echo "$arg"; done >> "{shown}"\n')
+    fake.chmod(0o755)
+    writer = Writer(logs / "grpo <b>bold</b>")
+    writer.do("ok 5")
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    watch = subprocess.Popen([PYTHON, "-m", "rltop", "watch", str(logs), "--notify"], cwd=ROOT, env=env,
+                             stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        err = Lines(watch.stderr)
+        wait_until(lambda: err.having("watching 1 run"), "watch to start")
+        writer.do("nan 1")
+        wait_until(lambda: shown.exists() and len(shown.read_text().splitlines()) >= 4, "the notification")
+    finally:
+        writer.close()
+        watch.terminate()
+        watch.wait(timeout=30)
+    args = shown.read_text().splitlines()
+    assert args[:3] == ["--app-name=rltop", "--urgency=critical",
+                        "rltop: CRITICAL grpo &lt;b&gt;bold&lt;/b&gt;: non-finite value"]
+    assert args[3].startswith("CRITICAL grpo &lt;b&gt;bold&lt;/b&gt;: train/loss is NaN at step 6")
+    assert watch.returncode == 0
