@@ -171,10 +171,10 @@ fi
 def test_a_slow_hook_never_holds_the_next_alert(tmp_path, logs):
     calls, marker = tmp_path / "calls.jsonl", tmp_path / "first"
     hook, _calls, _env = write_hook(tmp_path, SLOW_HOOK.format(calls=calls, marker=marker))
-    watch = Watch(str(logs), "--on-alert", str(hook), "--poll", "0.2")
     writer = Writer(logs / "grpo")
+    writer.do("ok 5")  # on disk before watch starts: it finds the run in its first read
+    watch = Watch(str(logs), "--on-alert", str(hook), "--poll", "0.2")
     try:
-        writer.do("ok 5")
         watch.wait_err("watching 1 run")
         writer.do("nan 1")
         wait_until(lambda: (tmp_path / "first.started").exists(), "the first (slow) hook")
