@@ -35,10 +35,12 @@ def write_hook(directory: Path, body: str | None = None) -> tuple[Path, Path, Pa
 
 
 def records(path: Path) -> list[dict]:
-    """The JSON objects of a JSON-lines file (none when it does not exist yet)."""
+    """The JSON objects of the complete lines of a JSON-lines file (none when it does not exist yet)."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    text = path.read_text()
+    complete = text[: text.rfind("\n") + 1]  # a line still being appended is not a record yet
+    return [json.loads(line) for line in complete.splitlines() if line.strip()]
 
 
 class Lines:

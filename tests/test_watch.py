@@ -124,6 +124,8 @@ def test_one_call_per_episode_recovery_and_finish(tmp_path, logs):
         wait_until(lambda: len(records(calls)) == 4, "the second recovery")
         writer.do("finish")
         wait_until(lambda: len(records(calls)) == 5, "the finish")
+        # The hook writes its stdin first, then its RLTOP_* line: wait for the last one too.
+        wait_until(lambda: len(env.read_text().splitlines()) == 5, "the hook's last line")
         lines = calls.read_text().splitlines()
         payloads = [strict_json(line) for line in lines]
         assert [(p["event"], p["rule"], p["first_step"]) for p in payloads] == [
