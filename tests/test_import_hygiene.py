@@ -11,7 +11,7 @@ import pytest
 
 import rltop
 
-CORE = ("ingest", "model", "health")
+CORE = ("ingest", "model", "health", "alerts")
 ROOT = Path(rltop.__file__).parent
 
 

@@ -11,11 +11,11 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
+from live_helpers import Lines
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -81,26 +81,6 @@ inotify_c.InotifyFD._get_or_create_watch = refuse
 from rltop.cli import main
 sys.exit(main())
 """
-
-
-class Lines:
-    """Collects the lines of a pipe on a thread."""
-
-    def __init__(self, stream) -> None:
-        self.lines: list[str] = []
-        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
-        self._thread.start()
-
-    def _read(self, stream) -> None:
-        for line in stream:
-            self.lines.append(line.rstrip("\n"))
-
-    def wait(self, condition, what: str, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not condition(self.lines):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; got {self.lines[-5:]}")
-            time.sleep(0.02)
 
 
 def start_tail(root: Path, *args: str, bootstrap: str | None = None) -> subprocess.Popen:

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from rltop.commands.alert_options import add_alert_options, alert_settings
 from rltop.commands.common import EXIT_OK, UsageError, add_filters, add_paths
 
 if TYPE_CHECKING:  # Textual loads only when the dashboard runs (`rltop --help` stays instant)
@@ -59,6 +60,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--once", action="store_true",
         help="print a snapshot and exit (exactly `rltop snapshot`; implied when stdout is not a terminal)",
     )  # fmt: skip
+    add_alert_options(parser, dashboard=True)
     group = parser.add_argument_group(
         "snapshot options (with --once, or when stdout is not a terminal; --rules applies to both)"
     )
@@ -110,8 +112,9 @@ def make_app(args: argparse.Namespace) -> RltopApp:
     if args.theme is not None:
         _check_theme(args.theme)
     rules = load_rules(args.rules)  # a bad rules file is a one-line error before the screen is taken
+    alerts = alert_settings(args)  # a bad webhook URL, a missing notify-send: the same
     return RltopApp(args.paths, rules=rules, poll=args.poll, tags=args.tags, runs=args.runs,
-                    theme=args.theme, run=args.run)
+                    theme=args.theme, run=args.run, alerts=alerts)
 
 
 def _check_theme(name: str) -> None:

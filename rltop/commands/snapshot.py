@@ -13,7 +13,15 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rltop.commands.common import EXIT_FINDINGS, EXIT_OK, UsageError, add_filters, add_paths, load_or_fail
+from rltop.commands.common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    UsageError,
+    add_filters,
+    add_paths,
+    add_rules,
+    load_or_fail,
+)
 from rltop.report.formats import DEFAULT_WIDTH, FAIL_ON_CHOICES, FORMATS, MAX_WIDTH, MIN_WIDTH
 
 if TYPE_CHECKING:
@@ -105,10 +113,7 @@ def add_snapshot_options(parser: argparse._ActionsContainer, filters: bool = Tru
         "--fail-on", choices=FAIL_ON_CHOICES, default="critical",
         help="exit 1 when a run is at this level or worse (default: critical; never: always 0)",
     )  # fmt: skip
-    parser.add_argument(
-        "--rules", metavar="FILE",
-        help="TOML file of health thresholds (on top of the defaults and ~/.config/rltop/rules.toml)",
-    )  # fmt: skip
+    add_rules(parser)
     parser.add_argument(
         "--color", choices=COLOR_CHOICES, default="auto",
         help="colour the text format: auto = only on a terminal and without NO_COLOR (default: auto)",

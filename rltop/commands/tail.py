@@ -20,27 +20,24 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rltop.commands.common import EXIT_OK, EXIT_USAGE, add_filters, add_paths, error_line, note, warn
+from rltop.commands.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    add_filters,
+    add_paths,
+    add_poll,
+    error_line,
+    install_stop_signals,
+    note,
+    warn,
+)
 
 if TYPE_CHECKING:  # imported for real inside run(): `rltop --help` stays instant
     from rltop.ingest.feed import ChangeBatch, PointsBatch
 
 NAME = "tail"
-DEFAULT_POLL = 1.0
 CHUNK_LINES = 8192  # lines formatted and written at a time (a stop request is checked between)
 STUCK_WRITE = 0.5  # seconds a write may block (reader of the pipe paused) before a signal aborts it
-
-
-def _interval(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number of seconds (write PATH before --poll, e.g. tail ./logs --poll 2)"
-        ) from None
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"{text}: the interval must be > 0 and <= 3600 seconds")
-    return value
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -55,15 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     add_paths(parser)
     parser.add_argument("--format", choices=("jsonl", "csv"), default="jsonl", help="default: jsonl")
     add_filters(parser)
-    parser.add_argument(
-        "--poll",
-        nargs="?",
-        const=DEFAULT_POLL,
-        type=_interval,
-        metavar="SECONDS",
-        help="poll the files every SECONDS (default 1) instead of waiting for file events: needed on "
-        "NFS, Lustre and other network file systems (chosen automatically when detected)",
-    )
+    add_poll(parser)
     return parser
 
 
@@ -148,20 +137,10 @@ class _Tail:
             self.writing_since = None
 
 
-def _install_signals(handler: Callable[[int, object], None]) -> dict:
-    """Route SIGINT and SIGTERM to ``handler``; returns the previous handlers (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-    previous = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        previous[sig] = signal.signal(sig, handler)
-    return previous
-
-
 def run(args: argparse.Namespace) -> int:
     """Follow the paths until Ctrl-C or SIGTERM."""
     tail = _Tail(args.format)
-    previous = _install_signals(tail.on_signal)
+    previous = install_stop_signals(tail.on_signal)
     watcher = None
     try:
         from rltop.ingest.watcher import Watcher

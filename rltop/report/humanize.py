@@ -9,7 +9,7 @@ import json
 import time
 from typing import Any
 
-from rltop.model.durations import format_duration
+from rltop.model.durations import format_duration, iso_utc
 from rltop.report.safe_text import visible
 
 __all__ = ["config_value", "format_duration", "format_staleness", "format_utc", "iso_utc", "plural"]
@@ -20,13 +20,6 @@ def format_utc(timestamp: float | None) -> str:
     if timestamp is None:
         return "–"
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(timestamp))
-
-
-def iso_utc(timestamp: float | None) -> str | None:
-    """ISO 8601 in UTC with a ``Z`` (``2026-11-29T21:56:48Z``), for JSON; None stays None."""
-    if timestamp is None:
-        return None
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(timestamp))
 
 
 def format_staleness(seconds: float | None) -> str:

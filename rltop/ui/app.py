@@ -33,10 +33,12 @@ from rltop.ui.palette import palette_commands
 from rltop.ui.screens.dashboard import DashboardScreen
 
 if TYPE_CHECKING:
+    from rltop.alerts.settings import AlertSettings
     from rltop.health.engine import HealthEngine, RunHealth
     from rltop.health.rules import Rules
     from rltop.ingest.feed import ChangeBatch
     from rltop.model.run import Store
+    from rltop.ui.alerting import DashboardAlerts
     from rltop.ui.session import Session
 
 MIN_REPAINT = 0.25
@@ -73,8 +75,11 @@ class RltopApp(App[int]):
         theme: str | None = None,
         clock: Callable[[], float] = time.time,
         run: str | None = None,
+        alerts: AlertSettings | None = None,
     ) -> None:
-        """``paths`` are watched live; with ``store`` (tests, snapshots) that store is shown as is."""
+        """``paths`` are watched live; with ``store`` (tests, snapshots) that store is shown as is.
+
+        ``alerts``: hooks, webhooks, bell and title (`rltop.ui.alerting`); None tells nobody."""
         super().__init__()
         self.paths = list(paths or ["."])
         self.clock = clock
@@ -84,6 +89,8 @@ class RltopApp(App[int]):
             self._create_session()
         self._watch_options = None if store is not None else {"poll": poll, "tags": tags, "runs": runs}
         self._requested_run = run
+        self._alert_settings = alerts
+        self._alerts: DashboardAlerts | None = None
         self.smoothing = DEFAULT_SMOOTHING
         self.x_mode = "step"
         self.overlay_runs = True
@@ -155,6 +162,10 @@ class RltopApp(App[int]):
         """The heavy imports, the session, the watcher and the clock."""
         if self.session is None:
             self._create_session()
+        if self._alert_settings is not None:
+            from rltop.ui.alerting import DashboardAlerts
+
+            self._alerts = DashboardAlerts(self, self._alert_settings)
         if self._watch_options is not None:
             self._start_watcher()
         self.set_interval(1.0, self._tick)
@@ -176,6 +187,8 @@ class RltopApp(App[int]):
         watcher, self._watcher = self._watcher, None
         if watcher is not None:
             watcher.stop(1.0)
+        if self._alerts is not None:
+            self._alerts.close()
 
     @on(WatcherFailed)
     def _watcher_failed(self, message: WatcherFailed) -> None:
@@ -218,6 +231,7 @@ class RltopApp(App[int]):
         if session.dirty.runs:
             session.reassess()
             self._last_assess = time.monotonic()
+        self._observe_alerts()
         structure = session.dirty.structure
         changed_runs = session.dirty.runs | session.dirty.verdicts
         if self._requested_run:
@@ -270,13 +284,24 @@ class RltopApp(App[int]):
             info.note = f"polling {watcher.poll_interval:g} s"  # NFS/Lustre, or --poll
         self.dashboard.show_header(info)
 
+    def _observe_alerts(self) -> None:
+        """Hand the verdicts to the alerts (hooks, webhooks, bell, title)."""
+        if self._alerts is not None and self.session is not None:
+            self._alerts.observe(self.session.store, self.session.health, self.session.caught_up)
+
     async def _tick(self) -> None:
         """Once a second: the header's clock text; every REASSESS_EVERY s the health (stall rule)."""
+        if self._alerts is not None:
+            self._alerts.tick()
+            if self.paused:  # the screen is frozen; the alerts are not
+                self.session.reassess()
+                self._observe_alerts()
         if self.paused:
             return
         if time.monotonic() - self._last_assess >= REASSESS_EVERY and self.store.runs:
             self._last_assess = time.monotonic()
             changed = self.session.reassess(set(self.store.runs))
+            self._observe_alerts()
             if changed:
                 self.session.dirty.verdicts.update(changed)
                 self._schedule_flush()
