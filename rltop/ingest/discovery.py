@@ -59,6 +59,17 @@ def event_file_order(name: str) -> tuple[float, str]:
     return (float(match.group(1)) if match else float("inf"), name)
 
 
+def is_gone(path: str) -> bool:
+    """True only when ``path`` does not exist: a permission error (EACCES) is not a deletion."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def check_paths(paths: list[str]) -> None:
     """Raise `DiscoveryError` for a path that does not exist or cannot be read."""
     for path in paths:
@@ -84,6 +95,8 @@ def discover(paths: list[str], missing_ok: bool = False) -> Discovery:
             _add_single_file(path, label, runs, result)
         elif os.path.isdir(path):
             _walk(path, label, runs, result)
+        elif not is_gone(path):
+            result.problems.append(f"{path}: permission denied; waiting for access")
         else:
             result.problems.append(f"{path}: no such file or directory (deleted?); waiting for it")
     for run in runs.values():
