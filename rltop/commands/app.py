@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from rltop.commands.common import EXIT_OK, UsageError, add_filters, add_paths
+from rltop.commands.common import EXIT_OK, UsageError, add_filters, add_paths, poll_interval
 
 if TYPE_CHECKING:  # Textual loads only when the dashboard runs (`rltop --help` stays instant)
     from textual.app import App
@@ -45,9 +45,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     add_paths(parser, required=False)
     add_filters(parser)
     parser.add_argument(
-        "--poll", type=float, metavar="SECONDS",
-        help="poll the files every SECONDS instead of using file events (for NFS/Lustre; "
-        "chosen automatically there)",
+        "--poll", type=poll_interval, metavar="SECONDS",
+        help="poll the files every SECONDS (at least 0.05) instead of using file events (for "
+        "NFS/Lustre; chosen automatically there)",
     )  # fmt: skip
     parser.add_argument("--theme", metavar="NAME", help="colour theme (default: rltop-dark, or rltop-ansi "
                         "on 16-colour terminals; env RLTOP_THEME)")
@@ -72,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
     if args.once or not _is_terminal():
         from rltop.commands.snapshot import run_snapshot
 
+        if args.theme is not None:
+            _check_theme(args.theme)  # a typo is said even when no dashboard is drawn
         return run_snapshot(args)
     app = make_app(args)
     run_fullscreen(app)
@@ -105,8 +107,6 @@ def make_app(args: argparse.Namespace) -> RltopApp:
 
         compile_filter(args.tags, "--tags")
         compile_filter(args.runs, "--runs")
-    if args.poll is not None and not args.poll > 0:
-        raise UsageError(f"--poll must be a positive number of seconds, got {args.poll}")
     if args.theme is not None:
         _check_theme(args.theme)
     rules = load_rules(args.rules)  # a bad rules file is a one-line error before the screen is taken

@@ -1,7 +1,9 @@
 """Find the runs under the paths a user gives: a run is a directory that directly holds event files.
 
 A run's name is its directory relative to the root it was found under (with several roots, the
-root's own name comes first, with as many parent directories as it takes to keep names unique).
+root's own name comes first, with as many parent directories as it takes to keep names unique), in
+its display form: a byte that is not UTF-8 shows as ``\\xNN`` (`display_name`); the directory keeps
+the raw path, to open files.
 Files of one run are read in the order of the timestamp in their names (restarts and several
 writers), which is the order they were started.
 """
@@ -11,6 +13,8 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+
+from rltop.model.names import display_name
 
 EVENT_PREFIX = "events.out.tfevents."
 _TIMESTAMP = re.compile(r"^events\.out\.tfevents\.(\d+(?:\.\d+)?)")
@@ -133,7 +137,7 @@ def _add_single_file(path: str, label: str, runs: dict[str, RunSource], result: 
         result.problems.append(f"{path}: not a TensorBoard event file (events.out.tfevents.*); skipped")
         return
     directory = os.path.dirname(os.path.abspath(path))
-    name = label or os.path.basename(directory)
+    name = display_name(label or os.path.basename(directory))
     run = runs.setdefault(directory, RunSource(name=name, directory=directory))
     run.files.append(os.path.abspath(path))
 
@@ -162,7 +166,7 @@ def _walk(root: str, label: str, runs: dict[str, RunSource], result: Discovery) 
         if not events:
             continue
         relative = os.path.relpath(directory, root_abs)
-        name = _join_name(label, relative) or os.path.basename(root_abs)
+        name = display_name(_join_name(label, relative) or os.path.basename(root_abs))
         run = runs.setdefault(directory, RunSource(name=name, directory=directory))
         for file in events:
             full = os.path.join(directory, file)

@@ -3,6 +3,8 @@
 Columns/keys: ``run,tag,step,wall_time,value``. Values are the shortest text that reads back to
 the stored number (`rltop.model.values`). In JSON Lines non-finite values are the strings
 ``"nan"``, ``"inf"`` and ``"-inf"`` (JSON has no NaN; strings keep every line valid for ``jq``).
+Names go through `visible` (``\x1b`` for a control character) unless ``raw``: a terminal shows
+the lines sooner or later (``| jq -r``, ``| less``), and control characters are never data.
 """
 
 from __future__ import annotations
@@ -34,15 +36,15 @@ def csv_field(text: str) -> str:
 
 
 def format_points(
-    run: str, tag: str, points: Points, single: bool, fmt: str, to_terminal: bool = False
+    run: str, tag: str, points: Points, single: bool, fmt: str, raw: bool = False
 ) -> Iterator[str]:
     """Lines (without newline) for some points of one series, in the given order.
 
-    ``to_terminal``: CSV names go to a screen, so control characters in them (a tag named
-    ``\x1b]0;...`` would retitle the terminal) are shown as escapes; files and pipes get the
-    exact bytes. JSON escapes them anyway.
+    Control, format and bidi characters in the names (a tag named ``\x1b]0;...`` would retitle
+    the terminal that shows them) become escapes such as ``\x1b``; ``raw`` keeps the exact names
+    (JSON still escapes them its own way, ``\u001b``).
     """
-    if to_terminal and fmt == "csv":
+    if not raw:
         run, tag = visible(run), visible(tag)
     steps = format_steps(points.steps)
     walls = format_values(points.wall_times, single_precision=False)
@@ -67,7 +69,7 @@ def sorted_points(series: Series) -> Points:
     return Points(points.steps[order], points.wall_times[order], points.values[order])
 
 
-def export_lines(store: Store, fmt: str, to_terminal: bool = False) -> Iterable[str]:
+def export_lines(store: Store, fmt: str, raw: bool = False) -> Iterable[str]:
     """Every point of every run, sorted by run, tag and step; CSV starts with its header."""
     if fmt == "csv":
         yield CSV_HEADER
@@ -76,5 +78,5 @@ def export_lines(store: Store, fmt: str, to_terminal: bool = False) -> Iterable[
         for tag in sorted(run.series):
             series = run.series[tag]
             yield from format_points(
-                name, tag, sorted_points(series), series.single_precision, fmt, to_terminal
+                name, tag, sorted_points(series), series.single_precision, fmt, raw
             )
