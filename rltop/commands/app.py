@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_fullscreen(app: App) -> int | None:
-    """Run the app on the real terminal size.
+    """Run the app on the real terminal size, and end it if the terminal goes away.
 
     An exported ``COLUMNS``/``LINES`` (set for scripts, or leaked by a parent process) would pin
     Textual to that size (``shutil.get_terminal_size`` prefers them) and ignore resizes, so a
@@ -89,9 +89,26 @@ def run_fullscreen(app: App) -> int | None:
     """
     import os
 
+    from rltop.ui.terminal_guard import TerminalGuard
+
     for name in ("COLUMNS", "LINES"):
         os.environ.pop(name, None)
-    return app.run()
+    # A terminal that goes away without SIGHUP would leave Textual spinning: end the app instead.
+    guard = TerminalGuard(lambda: _exit_from_thread(app))
+    guard.start()
+    try:
+        return app.run()
+    finally:
+        guard.stop()
+        if guard.lost:
+            guard.note(f"rltop: {guard.reason}; the dashboard was closed")
+
+
+def _exit_from_thread(app: App) -> None:
+    import contextlib
+
+    with contextlib.suppress(RuntimeError):  # the app is not running (any more)
+        app.call_from_thread(app.exit)
 
 
 def make_app(args: argparse.Namespace) -> RltopApp:
