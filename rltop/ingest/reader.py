@@ -36,7 +36,6 @@ from rltop.ingest.torn import recover
 DEFAULT_WINDOW = 4 << 20
 HEAD_BYTES = 32  # first bytes remembered per file (the file_version record, with its wall time)
 RECHECK_BYTES = 1 << 16  # an unfinished tail up to this size is re-read on every call
-PROBE_OVERLAP = 1 << 16  # new-byte probes of a waiting record's span overlap by this much
 LARGE_RECORD = 1 << 20  # a record this large is read on its own, after the points before it
 QUIET_CLAIM = 1 << 20  # a one-shot load mentions an unfinished record claiming this much or more
 
@@ -59,6 +58,7 @@ class _Waiting:
 
     end: int  # file position where its record ends
     checked_to: int  # file position up to which its span was searched for a complete record
+    resume_at: int  # the next search starts here: a record inside the span not complete yet, or the end
     must_reach: int = 0  # a complete record was found inside the span: the next read reaches its end
     skip_to: int = 0  # probes start at or after this (past the record found last)
 
@@ -130,9 +130,8 @@ class EventFileReader:
                 whole = waiting.end - self.offset
                 return self.offset, max(min(self.window, size - self.offset), whole), False
             if size > waiting.checked_to:  # only the new bytes can hold a record inside the span
-                overlap = min(PROBE_OVERLAP, self.window // 2)
-                start = max(self.offset + 1, waiting.checked_to - overlap, waiting.skip_to)
-                return start, min(self.window, size - start), True
+                start = max(self.offset + 1, waiting.resume_at, waiting.skip_to)
+                return start, min(size - start, waiting.checked_to - start + self.window), True
             return None
         if size <= self.offset:
             return None
@@ -147,10 +146,15 @@ class EventFileReader:
         """Look at new bytes inside a waiting record's span for a complete record (a lying length)."""
         waiting = self._waiting
         assert waiting is not None
+        unfinished = None
         for pos, length in valid_headers(data):
             end = start + pos + OVERHEAD + length
             if end > size:
-                continue  # a record still being written: the writer's next ones will tell
+                # A record still being written: looked at again from its start by the next probe
+                # (unless longer than a window: then the writer's next records will tell).
+                if unfinished is None and length <= self.window:
+                    unfinished = pos
+                continue
             if pos + OVERHEAD + length <= len(data):
                 record = memoryview(data)[pos : pos + OVERHEAD + length]
             else:
@@ -163,6 +167,7 @@ class EventFileReader:
                 result.more = True
                 return
         waiting.checked_to = start + len(data)
+        waiting.resume_at = start + (max(len(data) - HEADER + 1, 0) if unfinished is None else unfinished)
         result.more = waiting.checked_to < size
 
     def _take(self, base: int, data: bytes, size: int, result: ReadResult) -> None:
@@ -189,7 +194,8 @@ class EventFileReader:
         self._waiting = None
         if scan.waiting_length is not None:
             end = self.offset + OVERHEAD + scan.waiting_length
-            self._waiting = _Waiting(end, base + len(data), skip_to=skip_to)
+            resume = self._unfinished_inside(data, scan.consumed + 1)
+            self._waiting = _Waiting(end, base + len(data), base + resume, skip_to=skip_to)
             result.more = end <= size or base + len(data) < size
             result.large_next = end <= size and scan.waiting_length >= LARGE_RECORD
         elif self._blocked:
@@ -201,6 +207,14 @@ class EventFileReader:
         if base == 0 and scan.blocked_at == 0 and at_eof and not self._reported_stuck:
             result.problems.append(f"{self.path}: no valid TFRecord at the start; not an event file?")
             self._reported_stuck = True
+
+    def _unfinished_inside(self, data: bytes, start: int) -> int:
+        """Where to search a waiting record's span next: the first record in it that is not complete
+        in ``data`` (at most a window long), else the end of ``data``."""
+        for pos, length in valid_headers(data, start):
+            if pos + OVERHEAD + length > len(data) and length <= self.window:
+                return pos
+        return max(len(data) - HEADER + 1, start)
 
     def _report_damage(self, base: int, scan: FrameScan, result: ReadResult) -> None:
         """One line per damaged span; a span running into the unfinished tail waits for its end."""
