@@ -265,3 +265,13 @@ def test_fixture_cut_inside_a_payload_and_continued_keeps_every_later_point(tmp_
         return sum(run.scalar_count() for run in store.runs.values())
 
     assert count(clean) - count(damaged) == 1  # the torn record's one scalar, nothing after it
+
+
+def test_torn_record_followed_by_a_record_longer_than_half_the_window(tmp_path):
+    # Found by the long fuzz run: the record after the tear was not complete in the first window,
+    # and the next search must start at that record, not a fixed overlap back.
+    log = Log(tmp_path, window=1024)
+    summary = text(6000)
+    log.append(summary[:155] + text(780, step=1))
+    log.read()
+    assert len(log.texts) == 1 and len(log.problems) == 1 and "(155 bytes skipped)" in log.problems[0]
