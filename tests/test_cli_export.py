@@ -121,13 +121,16 @@ def test_help(args: list[str]) -> None:
     assert done.returncode == 0 and "rltop" in done.stdout
 
 
-def test_csv_names_with_control_characters_are_escaped_only_on_a_terminal() -> None:
+def test_names_with_control_characters_are_escaped_unless_raw() -> None:
+    # Issue 11 changed this: escaped everywhere by default (pipes end on terminals: `| jq -r`,
+    # `| less`), exact names only with --raw. It used to escape only when stdout was a terminal.
     from rltop.model.series import Points
     from rltop.report.export import format_points
 
     points = Points(np.array([1]), np.array([2.0]), np.array([0.5]))
     evil = "train/\x1b]0;pwned\x07"
-    (on_screen,) = format_points("run", evil, points, True, "csv", to_terminal=True)
-    (to_file,) = format_points("run", evil, points, True, "csv")
-    assert "\x1b" not in on_screen and "\\x1b" in on_screen
-    assert evil in to_file  # pipes and files keep the exact name
+    for fmt in ("csv", "jsonl"):
+        (escaped,) = format_points("run", evil, points, True, fmt)
+        (exact,) = format_points("run", evil, points, True, fmt, raw=True)
+        assert "\x1b" not in escaped and "\\x1b" in escaped and "u001b" not in escaped
+        assert evil in exact if fmt == "csv" else "\\u001b" in exact

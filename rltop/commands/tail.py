@@ -26,6 +26,7 @@ from rltop.commands.common import (
     add_filters,
     add_paths,
     add_poll,
+    add_raw,
     error_line,
     install_stop_signals,
     note,
@@ -53,6 +54,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--format", choices=("jsonl", "csv"), default="jsonl", help="default: jsonl")
     add_filters(parser)
     add_poll(parser)
+    add_raw(parser, "names")
     return parser
 
 
@@ -63,9 +65,9 @@ class _Interrupted(Exception):
 class _Tail:
     """The main-thread side of ``rltop tail``: takes batches from the watcher and prints them."""
 
-    def __init__(self, fmt: str) -> None:
+    def __init__(self, fmt: str, raw: bool = False) -> None:
         self.fmt = fmt
-        self.to_terminal = sys.stdout.isatty()  # names with control characters are escaped then
+        self.raw = raw  # exact names (by default control characters in them are escaped)
         self.stop = threading.Event()
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()  # the watcher never waits for us
         self.writing_since: float | None = None
@@ -114,7 +116,7 @@ class _Tail:
         for points in batches:
             view = Points(points.steps, points.wall_times, points.values)
             for line in format_points(
-                points.run, points.tag, view, points.single_precision, self.fmt, self.to_terminal,
+                points.run, points.tag, view, points.single_precision, self.fmt, self.raw,
                 points.session,
             ):
                 lines.append(line)
@@ -139,7 +141,7 @@ class _Tail:
 
 def run(args: argparse.Namespace) -> int:
     """Follow the paths until Ctrl-C or SIGTERM."""
-    tail = _Tail(args.format)
+    tail = _Tail(args.format, args.raw)
     previous = install_stop_signals(tail.on_signal)
     watcher = None
     try:

@@ -59,6 +59,9 @@ def read_run(
                 changes.extend(apply_batch(store, batch))
             if not read.more:
                 break
+        tail = files.unfinished(path)  # a one-shot load says what the end of the file hides
+        if tail is not None:
+            problems.append(tail)
     return changes
 
 

@@ -51,7 +51,7 @@ def peek_first_step(files: Iterable[str], limit: int = PEEK_BYTES) -> int | None
     ordered = sorted(files, key=lambda f: event_file_order(os.path.basename(f)))
     for path in ordered[:1]:
         reader = EventFileReader(path, window=PEEK_WINDOW)
-        while reader.offset < limit:
+        for _ in range(limit // PEEK_WINDOW + 1):  # bounded: a large record may hold the offset still
             result = reader.read()
             scalars = result.decoded.scalars.values()
             steps = [int(points.steps.min()) for points in scalars if len(points.steps)]

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from rltop.ingest.discovery import RunSource, discover
+from rltop.ingest.discovery import RunSource, discover, is_gone
 from rltop.ingest.feed import (
     APPEARED,
     FILE_ERROR,
@@ -85,6 +85,7 @@ class Tracker:
         self._unexplained: set[str] = set()  # ... nor by the last one: ignored until the next tick
         self._polls = 0
         self.grouper = SessionGrouper()
+        self.flush_due = False  # the next read is one large record: deliver the points before it
 
     # -- the batch ------------------------------------------------------------------------------
 
@@ -166,8 +167,8 @@ class Tracker:
 
     def _forget_deleted_files(self, tracked: TrackedRun, candidates: Iterable[str]) -> None:
         for path in candidates:
-            if os.path.exists(path):
-                continue  # not listed, but there: a listing problem, reported by the scan
+            if not is_gone(path):
+                continue  # not listed, but there (or unreadable): a listing problem, said by the scan
             tracked.files.forget_file(path)
             tracked.grew.pop(path, None)
             self._run_of.pop(path, None)
@@ -178,10 +179,12 @@ class Tracker:
         """A known run the listing no longer shows: deleted, emptied, or just unreadable now."""
         directory = tracked.files.directory
         folders = {directory, *tracked.sessions, *(os.path.dirname(p) for p in tracked.files.paths)}
-        if any(os.path.isdir(folder) for folder in folders):
+        if not all(is_gone(folder) for folder in folders):
             self._forget_deleted_files(tracked, tracked.files.paths)
             if tracked.files.paths:
-                return  # still there, but could not be listed (reported as a scan problem)
+                # Still there, but it could not be listed (chmod, said once as a scan problem): the
+                # run keeps its files, offsets and state, and its known files are still tried.
+                return
             reason = "its event files were deleted"
         else:
             reason = f"its directory {directory} was deleted"
@@ -256,6 +259,7 @@ class Tracker:
             self.batch.change_times[tracked.name] = tracked.last_change
         if not read.more:
             tracked.caught_up.add(path)
+        self.flush_due = read.result.large_next
         return read.more
 
     def _reload_run(self, tracked: TrackedRun) -> None:

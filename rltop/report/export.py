@@ -5,6 +5,8 @@ was read from (``Dec01_07-56-27_vm``: a resumed run has one per ``trainer.train(
 are the shortest text that reads back to
 the stored number (`rltop.model.values`). In JSON Lines non-finite values are the strings
 ``"nan"``, ``"inf"`` and ``"-inf"`` (JSON has no NaN; strings keep every line valid for ``jq``).
+Names go through `visible` (``\x1b`` for a control character) unless ``raw``: a terminal shows
+the lines sooner or later (``| jq -r``, ``| less``), and control characters are never data.
 """
 
 from __future__ import annotations
@@ -41,16 +43,17 @@ def format_points(
     points: Points,
     single: bool,
     fmt: str,
-    to_terminal: bool = False,
+    raw: bool = False,
     sessions: list[str] | str = "",
 ) -> Iterator[str]:
     """Lines (without newline) for some points of one series, in the given order.
 
-    ``sessions``: the session of each point, or one session for all of them. ``to_terminal``: CSV
-    names go to a screen, so control characters in them (a tag named ``\x1b]0;...`` would retitle
-    the terminal) are shown as escapes; files and pipes get the exact bytes. JSON escapes them anyway.
+    ``sessions``: the session of each point, or one session for all of them. Control, format and
+    bidi characters in the names (a tag named ``\x1b]0;...`` would retitle the terminal that shows
+    them) become escapes such as ``\x1b``; ``raw`` keeps the exact names (JSON still escapes them
+    its own way, ``\u001b``).
     """
-    if to_terminal and fmt == "csv":
+    if not raw:
         run, tag = visible(run), visible(tag)
         sessions = visible(sessions) if isinstance(sessions, str) else [visible(s) for s in sessions]
     steps = format_steps(points.steps)
@@ -79,7 +82,7 @@ def sorted_points(series: Series) -> Points:
     return Points(points.steps[order], points.wall_times[order], points.values[order])
 
 
-def export_lines(store: Store, fmt: str, to_terminal: bool = False) -> Iterable[str]:
+def export_lines(store: Store, fmt: str, raw: bool = False) -> Iterable[str]:
     """Every point of every run, sorted by run, tag and step; CSV starts with its header."""
     if fmt == "csv":
         yield CSV_HEADER
@@ -89,5 +92,5 @@ def export_lines(store: Store, fmt: str, to_terminal: bool = False) -> Iterable[
             series = run.series[tag]
             points = sorted_points(series)
             yield from format_points(
-                name, tag, points, series.single_precision, fmt, to_terminal, run.session_labels(points.steps)
+                name, tag, points, series.single_precision, fmt, raw, run.session_labels(points.steps)
             )

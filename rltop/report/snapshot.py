@@ -16,6 +16,7 @@ import numpy as np
 
 from rltop.health.findings import Finding, Level
 from rltop.model.catalog import describe, group_tags
+from rltop.model.names import display_name
 from rltop.model.run import Run, Store
 from rltop.model.stats import SeriesStats, series_stats
 
@@ -189,7 +190,7 @@ def build_run_report(run: Run, health: RunHealth, now: float) -> RunReport:
     wall = run.last_point_wall_time
     return RunReport(
         name=run.name,
-        directory=run.directory,
+        directory=display_name(run.directory),  # a path that is not UTF-8 shows its bytes as \xNN
         kind=health.kind,
         level=health.level,
         empty=health.empty,
@@ -214,4 +215,9 @@ def build_snapshot(
     """The snapshot of every run in ``store`` (sorted by name), judged by ``health`` (run -> verdict)."""
     now = time.time() if now is None else now
     runs = [build_run_report(store.runs[name], health[name], now) for name in store.sorted_names()]
-    return Snapshot(runs=runs, generated_at=now, roots=list(roots or []), problems=list(problems or []))
+    # Paths and messages name directories that need not be UTF-8: their display form, so that every
+    # format (a UTF-8 file, JSON, a strict stdout) can carry them.
+    return Snapshot(
+        runs=runs, generated_at=now, roots=[display_name(root) for root in roots or []],
+        problems=[display_name(problem) for problem in problems or []],
+    )  # fmt: skip
