@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from rltop import __version__
 from rltop.commands import COMMAND_MODULES
-from rltop.commands.common import EXIT_OK, EXIT_USAGE, UsageError, error_line
+from rltop.commands.common import EXIT_OK, EXIT_USAGE, OneLineParser, UsageError, error_line
 
 DEFAULT_COMMAND = "app"
 
@@ -26,7 +26,7 @@ def _command_module(name: str):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="rltop",
         description="top for RL training of language models: watch TRL TensorBoard logs. "
         "`rltop [PATH...]` opens the live dashboard (default PATH: .).",

@@ -39,7 +39,6 @@ def test_once_forces_the_snapshot_with_its_options(capsys):
     [
         ({"paths": ["/no/such/dir"]}, DiscoveryError, "no such file"),
         ({"tags": "("}, ValueError, "--tags"),
-        ({"poll": 0.0}, UsageError, "--poll"),
         ({"theme": "no-such-theme"}, UsageError, "rltop-dark"),
         ({"screenshot_dir": "/no/such/dir"}, UsageError, "--screenshot-dir"),
         ({"follow": "  "}, UsageError, "--follow"),
@@ -48,6 +47,21 @@ def test_once_forces_the_snapshot_with_its_options(capsys):
 def test_bad_arguments_fail_before_the_screen_is_taken(overrides, error, text):
     with pytest.raises(error, match=text):
         make_app(_args(**overrides))
+
+
+@pytest.mark.parametrize("command", ["app", "tail"])
+def test_poll_interval_is_checked_by_the_parser_and_has_a_floor(command, capsys):
+    # (make_app used to check --poll itself; the parser's type now does, for app and tail alike)
+    from rltop.cli import build_parser
+
+    for bad in ("0", "nan", "-1", "1e9"):
+        with pytest.raises(SystemExit) as exited:
+            main([command, ".", "--poll", bad])
+        assert exited.value.code == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(f"rltop: error: argument --poll: {bad}: the interval")
+    args = build_parser().parse_args([command, ".", "--poll", "1e-300"])
+    assert args.poll == 0.05  # a shorter interval would busy-loop
 
 
 def test_bad_arguments_are_one_line_and_exit_2(capsys):

@@ -26,7 +26,7 @@ def test_csv_is_sorted_and_exact(capsys) -> None:
     assert main(["export", str(TRL / "grpo_with_eval")]) == 0
     out = capsys.readouterr().out
     rows = list(csv.reader(io.StringIO(out)))
-    assert rows[0] == ["run", "tag", "step", "wall_time", "value"]
+    assert rows[0] == ["run", "tag", "step", "wall_time", "value", "session"]
     body = rows[1:]
     keys = [(r[0], r[1], int(r[2])) for r in body]
     assert keys == sorted(keys)
@@ -37,7 +37,7 @@ def test_csv_is_sorted_and_exact(capsys) -> None:
     expected = {(t, int(s), np.float32(v).tobytes()) for t, s, v in zip(frame.tag, frame.step, frame.value)}
     got = {(r[1], int(r[2]), np.float32(float(r[4])).tobytes()) for r in body}
     assert got == expected
-    assert all(r[0] == "runs/Nov29_21-47-07_vm" for r in body)
+    assert all(r[0] == "runs/Nov29_21-47-07_vm" and r[5] == "Nov29_21-47-07_vm" for r in body)
 
 
 def test_values_round_trip_shortest(tmp_path: Path, capsys) -> None:
@@ -57,7 +57,7 @@ def test_values_round_trip_shortest(tmp_path: Path, capsys) -> None:
         assert np.float32(float(text)).tobytes() == np.float32(value).tobytes()
     assert main(["export", str(tmp_path), "--format", "jsonl"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert set(lines[0]) == {"run", "tag", "step", "wall_time", "value"}
+    assert set(lines[0]) == {"run", "tag", "step", "wall_time", "value", "session"}
     assert lines[4]["value"] == "nan" and lines[5]["value"] == "inf"
     assert lines[0]["value"] == 0.1
 
@@ -121,13 +121,16 @@ def test_help(args: list[str]) -> None:
     assert done.returncode == 0 and "rltop" in done.stdout
 
 
-def test_csv_names_with_control_characters_are_escaped_only_on_a_terminal() -> None:
+def test_names_with_control_characters_are_escaped_unless_raw() -> None:
+    # Issue 11 changed this: escaped everywhere by default (pipes end on terminals: `| jq -r`,
+    # `| less`), exact names only with --raw. It used to escape only when stdout was a terminal.
     from rltop.model.series import Points
     from rltop.report.export import format_points
 
     points = Points(np.array([1]), np.array([2.0]), np.array([0.5]))
     evil = "train/\x1b]0;pwned\x07"
-    (on_screen,) = format_points("run", evil, points, True, "csv", to_terminal=True)
-    (to_file,) = format_points("run", evil, points, True, "csv")
-    assert "\x1b" not in on_screen and "\\x1b" in on_screen
-    assert evil in to_file  # pipes and files keep the exact name
+    for fmt in ("csv", "jsonl"):
+        (escaped,) = format_points("run", evil, points, True, fmt)
+        (exact,) = format_points("run", evil, points, True, fmt, raw=True)
+        assert "\x1b" not in escaped and "\\x1b" in escaped and "u001b" not in escaped
+        assert evil in exact if fmt == "csv" else "\\u001b" in exact

@@ -148,3 +148,19 @@ def test_readme_example(tmp_path) -> None:
     assert rules["ratio_drift"].warn == 1.1 and rules["truncation"].critical_persistence == (4, 5)
     assert rules["grad_norm_spike"].critical == 100.0 and not rules["value_clip_fraction"].enabled
     assert rules["stall"].critical is None and rules["stall"]["warn_min_s"] == 600.0
+
+
+def test_readme_rules_table_is_the_rules_own_table() -> None:
+    """The README's default-thresholds table is generated from the rules' definitions: never drifts."""
+    from pathlib import Path
+
+    from rltop.health.engine import RULES
+    from rltop.health.thresholds import DEFAULTS, DOCS
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    assert markdown_table() in readme
+    judged = {rule.name for rule in RULES} | {"non_finite", "stall"}
+    from rltop.health.detectors import DETECTORS
+
+    assert set(DEFAULTS) == set(DOCS) == judged | set(DETECTORS)
+    assert all(DOCS[name].why for name in DOCS)  # every rule states its rule of thumb

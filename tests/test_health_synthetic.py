@@ -42,6 +42,8 @@ class Case:
     first_step: int
     clears: bool = True  # the fault ends inside the series: the episode must be over at the end
     config: dict = field(default_factory=dict)
+    # Other metrics of the same run (in both twins): the evidence some rules need for critical.
+    extra: dict = field(default_factory=dict)
 
 
 def _cases() -> list[Case]:
@@ -92,14 +94,24 @@ def _cases() -> list[Case]:
              with_segment(grad, 40, 41, 15.0), Level.WARN, 41),
         Case("kl-absolute", "kl_blowup", "objective/kl", with_segment(kl_seq, 30, 40, 14.0),
              with_segment(kl_seq, 35, 36, 14.0), Level.WARN, 31),
+        # A KL past its critical cap is critical only with evidence of damage (here the entropy
+        # collapsing during it); alone it is a warning.
         Case("kl-critical", "kl_blowup", "objective/kl", with_segment(kl_seq, 30, 40, 25.0), kl_seq,
-             Level.CRITICAL, 31),
+             Level.CRITICAL, 31, extra={"policy/entropy_avg": with_segment(noisy(2.0, 0.005, 80, 9), 32, 80,
+                                                                           0.001)}),
+        Case("kl-critical-alone", "kl_blowup", "objective/kl", with_segment(kl_seq, 30, 40, 25.0), kl_seq,
+             Level.WARN, 31),
         Case("kl-relative", "kl_blowup", "objective/kl", with_segment(kl_seq * 0.25, 60, 70, 3.0),
              np.linspace(0.0, 3.0, 80), Level.WARN, 61),
         Case("kl-token", "kl_blowup_token", "kl", with_segment(small * 50, 30, 40, 0.7), small * 50,
              Level.WARN, 31, config={"beta": 0.04}),
         Case("kl-token-critical", "kl_blowup_token", "kl", with_segment(small * 50, 30, 40, 1.5),
-             with_segment(small * 50, 35, 36, 0.7), Level.CRITICAL, 31, config={"beta": 0.04}),
+             with_segment(small * 50, 35, 36, 0.7), Level.CRITICAL, 31, config={"beta": 0.04},
+             extra={"reward": np.concatenate((np.linspace(0.0, 1.0, 30), np.full(30, -0.5)))}),
+        Case("kl-token-critical-rising-reward", "kl_blowup_token", "kl",
+             with_segment(small * 50, 30, 40, 1.5),
+             with_segment(small * 50, 35, 36, 0.7), Level.WARN, 31, config={"beta": 0.04},
+             extra={"reward": np.linspace(0.0, 1.0, 60)}),
         # Judged on the median of the last 10 points: below 0 once 5 of them are negative (step 25).
         Case("negative-kl-ppo", "negative_kl", "objective/kl", with_segment(k1, 20, 40, -0.3), k1,
              Level.WARN, 25),
@@ -131,8 +143,9 @@ CASES = _cases()
 @pytest.mark.parametrize("prefix", ["train/", ""])
 def test_rule_fires_stays_quiet_and_clears(tmp_path, case: Case, prefix: str) -> None:
     tag = prefix + case.key
-    write_run(tmp_path, "bad", {tag: case.bad}, case.config or None)
-    write_run(tmp_path, "good", {tag: case.good}, case.config or None)
+    extra = {prefix + key: values for key, values in case.extra.items()}
+    write_run(tmp_path, "bad", {tag: case.bad, **extra}, case.config or None)
+    write_run(tmp_path, "good", {tag: case.good, **extra}, case.config or None)
 
     bad = judge(tmp_path, name="bad")
     findings = rule_findings(bad, case.rule, tag)
@@ -150,7 +163,7 @@ def test_rule_fires_stays_quiet_and_clears(tmp_path, case: Case, prefix: str) ->
         assert any(f.active for f in findings) and final == case.level
 
     good = judge(tmp_path, name="good")
-    assert good.findings == [], good.findings
+    assert rule_findings(good, case.rule, tag) == [], good.findings
     assert good.tag_levels[tag] == Level.OK
 
 

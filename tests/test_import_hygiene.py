@@ -21,7 +21,7 @@ import pytest
 import rltop
 
 ROOT = Path(rltop.__file__).parent
-CORE = ("ingest", "model", "health")
+CORE = ("ingest", "model", "health", "alerts")
 TEXTUAL_FREE_UI = (
     "rltop.ui.session", "rltop.ui.header_info", "rltop.ui.levels", "rltop.ui.narrow",
     "rltop.ui.tag_filter", "rltop.ui.chart", "rltop.ui.chart_options",
@@ -31,6 +31,7 @@ FORBIDDEN = {
     "ingest": ("view", "report", "ui", "commands", "cli"),
     "model": ("view", "report", "ui", "commands", "cli"),
     "health": ("view", "report", "ui", "commands", "cli"),
+    "alerts": ("view", "report", "ui", "commands", "cli"),
     "view": ("report", "ui", "commands", "cli"),
     "report": ("ui", "commands", "cli"),
     "ui": ("report", "commands", "cli"),

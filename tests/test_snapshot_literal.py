@@ -114,15 +114,26 @@ def test_json_and_csv_keep_the_exact_names(capsys, tmp_path, nasty_log) -> None:
     assert boom["non_finite"] == 2 and boom["last"] == "nan" and boom["min"] is not None
     raw = render(capsys, tmp_path, nasty_log, "json")
     assert "\x1b" not in raw and "\u202e" not in raw  # escaped as \u001b, \u202e in the document
-    rows = list(csv.DictReader(io.StringIO(render(capsys, tmp_path, nasty_log, "csv"), newline="")))
+    # CSV keeps the exact names with --raw only (issue 11: by default they are escaped, as in export).
+    exact = render(capsys, tmp_path, nasty_log, "csv", "--raw")
+    rows = list(csv.DictReader(io.StringIO(exact, newline="")))
     # (The name with a line break is checked on its own below.)
     assert {row["tag"] for row in rows} >= set(TAGS) - {NEWLINE_TAG}
     assert {row["run"] for row in rows if row["tag"] in TAGS} == {RUN}
     assert next(r for r in rows if r["tag"] == "train/[bold red]boom[/]")["last"] == "nan"
 
 
+def test_csv_escapes_names_by_default(capsys, tmp_path, nasty_log) -> None:
+    text = render(capsys, tmp_path, nasty_log, "csv")
+    assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    assert {row["tag"] for row in rows} == {visible(tag) for tag in TAGS}
+    assert {row["run"] for row in rows} == {visible(RUN)}
+    assert len(text.splitlines()) == len(TAGS) + 1  # "\n" in a name is escaped: one line per row
+
+
 def test_csv_quotes_a_name_with_a_line_break(capsys, tmp_path, nasty_log) -> None:
-    rows = list(csv.DictReader(io.StringIO(render(capsys, tmp_path, nasty_log, "csv"), newline="")))
+    rows = list(csv.DictReader(io.StringIO(render(capsys, tmp_path, nasty_log, "csv", "--raw"), newline="")))
     assert {row["tag"] for row in rows} == set(TAGS) and len(rows) == len(TAGS)
 
 

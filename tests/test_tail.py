@@ -11,11 +11,11 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
+from live_helpers import Lines
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -83,26 +83,6 @@ sys.exit(main())
 """
 
 
-class Lines:
-    """Collects the lines of a pipe on a thread."""
-
-    def __init__(self, stream) -> None:
-        self.lines: list[str] = []
-        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
-        self._thread.start()
-
-    def _read(self, stream) -> None:
-        for line in stream:
-            self.lines.append(line.rstrip("\n"))
-
-    def wait(self, condition, what: str, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not condition(self.lines):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; got {self.lines[-5:]}")
-            time.sleep(0.02)
-
-
 def start_tail(root: Path, *args: str, bootstrap: str | None = None) -> subprocess.Popen:
     command = [PYTHON, "-c", bootstrap] if bootstrap else [PYTHON, "-m", "rltop"]
     return subprocess.Popen(
@@ -163,7 +143,7 @@ def scenario(tmp_path: Path, tail_args: list[str], how: int, bootstrap: str | No
 
 
 def assert_exactly_once_in_order(expected, printed):
-    assert all(set(p) == {"run", "tag", "step", "wall_time", "value"} for p in printed)
+    assert all(set(p) == {"run", "tag", "step", "wall_time", "value", "session"} for p in printed)
     got = [(p["run"], p["tag"], p["step"], p["value"]) for p in printed]
     assert sorted(got) == sorted(expected), "every point exactly once"
     for key in {(run, tag) for run, tag, _, _ in expected}:
@@ -212,7 +192,7 @@ def test_signal_while_waiting_exits_zero_without_traceback(tmp_path, how):
     err.wait(lambda lines: lines, "the waiting notice")
     stop(tail, how)
     assert tail.returncode == 0
-    assert out.lines == ["run,tag,step,wall_time,value"]
+    assert out.lines == ["run,tag,step,wall_time,value,session"]
     assert len(err.lines) == 1 and "waiting" in err.lines[0]
 
 

@@ -6,7 +6,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from rltop.commands.common import EXIT_OK, UsageError, add_filters, add_paths
+from rltop.commands.alert_options import add_alert_options, alert_settings
+from rltop.commands.common import EXIT_OK, UsageError, add_filters, add_paths, poll_interval
 
 if TYPE_CHECKING:  # Textual loads only when the dashboard runs (`rltop --help` stays instant)
     from textual.app import App
@@ -47,9 +48,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     add_paths(parser, required=False)
     add_filters(parser)
     parser.add_argument(
-        "--poll", type=float, metavar="SECONDS",
-        help="poll the files every SECONDS instead of using file events (for NFS/Lustre; "
-        "chosen automatically there)",
+        "--poll", type=poll_interval, metavar="SECONDS",
+        help="poll the files every SECONDS (at least 0.05) instead of using file events (for "
+        "NFS/Lustre; chosen automatically there)",
     )  # fmt: skip
     parser.add_argument("--theme", metavar="NAME", help="colour theme (default: rltop-dark, or rltop-ansi "
                         "on 16-colour terminals; env RLTOP_THEME)")
@@ -68,6 +69,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--once", action="store_true",
         help="print a snapshot and exit (exactly `rltop snapshot`; implied when stdout is not a terminal)",
     )  # fmt: skip
+    add_alert_options(parser, dashboard=True)
     group = parser.add_argument_group(
         "snapshot options (with --once, or when stdout is not a terminal; --rules applies to both)"
     )
@@ -81,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
     if args.once or not _is_terminal():
         from rltop.commands.snapshot import run_snapshot
 
+        if args.theme is not None:
+            _check_theme(args.theme)  # a typo is said even when no dashboard is drawn
         return run_snapshot(args)
     app = make_app(args)
     run_fullscreen(app)
@@ -88,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_fullscreen(app: App) -> int | None:
-    """Run the app on the real terminal size.
+    """Run the app on the real terminal size, and end it if the terminal goes away.
 
     An exported ``COLUMNS``/``LINES`` (set for scripts, or leaked by a parent process) would pin
     Textual to that size (``shutil.get_terminal_size`` prefers them) and ignore resizes, so a
@@ -96,9 +100,26 @@ def run_fullscreen(app: App) -> int | None:
     """
     import os
 
+    from rltop.ui.terminal_guard import TerminalGuard
+
     for name in ("COLUMNS", "LINES"):
         os.environ.pop(name, None)
-    return app.run()
+    # A terminal that goes away without SIGHUP would leave Textual spinning: end the app instead.
+    guard = TerminalGuard(lambda: _exit_from_thread(app))
+    guard.start()
+    try:
+        return app.run()
+    finally:
+        guard.stop()
+        if guard.lost:
+            guard.note(f"rltop: {guard.reason}; the dashboard was closed")
+
+
+def _exit_from_thread(app: App) -> None:
+    import contextlib
+
+    with contextlib.suppress(RuntimeError):  # the app is not running (any more)
+        app.call_from_thread(app.exit)
 
 
 def make_app(args: argparse.Namespace) -> RltopApp:
@@ -114,8 +135,6 @@ def make_app(args: argparse.Namespace) -> RltopApp:
 
         compile_filter(args.tags, "--tags")
         compile_filter(args.runs, "--runs")
-    if args.poll is not None and not args.poll > 0:
-        raise UsageError(f"--poll must be a positive number of seconds, got {args.poll}")
     if args.theme is not None:
         _check_theme(args.theme)
     follow = getattr(args, "run", None) or getattr(args, "follow", None) or "worst"
@@ -125,8 +144,9 @@ def make_app(args: argparse.Namespace) -> RltopApp:
     if screenshots is not None:
         _check_directory(screenshots, "--screenshot-dir")
     rules = load_rules(args.rules)  # a bad rules file is a one-line error before the screen is taken
+    alerts = alert_settings(args)  # a bad webhook URL, a missing notify-send: the same
     return RltopApp(args.paths, rules=rules, poll=args.poll, tags=args.tags, runs=args.runs,
-                    theme=args.theme, follow=follow, screenshot_dir=screenshots)
+                    theme=args.theme, follow=follow, screenshot_dir=screenshots, alerts=alerts)
 
 
 def _check_directory(path: str, option: str) -> None:

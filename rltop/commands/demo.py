@@ -71,8 +71,9 @@ def run(args: argparse.Namespace) -> int:
 def _run_dashboard(target: str, theme: str | None) -> int:
     from rltop.commands.app import make_app, run_fullscreen
 
+    # The dashboard's defaults: the bell and the title show the replay's criticals too.
     app_args = argparse.Namespace(paths=[target], tags=None, runs=None, poll=None, theme=theme,
-                                  run="ppo_unstable", rules=None)
+                                  run="ppo_unstable", rules=None, bell=True, title=True)
     app = make_app(app_args)
     run_fullscreen(app)
     return app.return_code or EXIT_OK

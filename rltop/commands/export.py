@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rltop.commands.common import EXIT_OK, add_filters, add_paths, load_or_fail
+from rltop.commands.common import EXIT_OK, add_filters, add_paths, add_raw, load_or_fail
 
 NAME = "export"
 
@@ -16,11 +16,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         NAME,
         help="print every point as CSV or JSON Lines",
         description="Print every scalar point, sorted by run, tag and step "
-        "(CSV header run,tag,step,wall_time,value; JSONL objects with those keys).",
+        "(CSV header run,tag,step,wall_time,value,session; JSONL objects with those keys). Exit code 2 "
+        "when --runs or --tags matches nothing.",
     )
     add_paths(parser)
     parser.add_argument("--format", choices=("csv", "jsonl"), default="csv", help="default: csv")
     add_filters(parser)
+    add_raw(parser, "names")
     return parser
 
 
@@ -31,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     result = load_or_fail(args.paths, args.tags, args.runs)
     out = sys.stdout
     batch: list[str] = []
-    for line in export_lines(result.store, args.format, to_terminal=out.isatty()):
+    for line in export_lines(result.store, args.format, raw=args.raw):
         batch.append(line)
         if len(batch) >= 8192:
             out.write("\n".join(batch) + "\n")

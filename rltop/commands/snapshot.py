@@ -11,13 +11,18 @@ import os
 import sys
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from rltop.commands.common import EXIT_FINDINGS, EXIT_OK, UsageError, add_filters, add_paths, load_or_fail
+from rltop.commands.common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    UsageError,
+    add_filters,
+    add_paths,
+    add_raw,
+    add_rules,
+    load_or_fail,
+)
 from rltop.report.formats import DEFAULT_WIDTH, FAIL_ON_CHOICES, FORMATS, MAX_WIDTH, MIN_WIDTH
-
-if TYPE_CHECKING:
-    from rltop.ingest.loader import LoadResult
 
 NAME = "snapshot"
 COLOR_CHOICES = ("auto", "always", "never")
@@ -41,8 +46,8 @@ exit codes:
   0  healthy: no run at or above --fail-on (always with --fail-on never)
   1  a run at or above --fail-on (default: critical): an active finding, or a critical
      one that is over (criticals latch)
-  2  usage or input error (bad option, missing path, no event file, bad rules file);
-     one line on stderr
+  2  usage or input error (bad option, missing path, no event file, a --runs or --tags
+     that matches nothing, bad rules file); one line on stderr
 
 A run that stopped logging is judged by the stall rule (no new point for much longer than
 its usual gap), unless it finished: it logged the end-of-training summary or reached its
@@ -69,6 +74,7 @@ class SnapshotOptions:
     fail_on: str = "critical"
     rules: str | None = None
     color: str = "auto"
+    raw: bool = False
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> SnapshotOptions:
@@ -105,14 +111,12 @@ def add_snapshot_options(parser: argparse._ActionsContainer, filters: bool = Tru
         "--fail-on", choices=FAIL_ON_CHOICES, default="critical",
         help="exit 1 when a run is at this level or worse (default: critical; never: always 0)",
     )  # fmt: skip
-    parser.add_argument(
-        "--rules", metavar="FILE",
-        help="TOML file of health thresholds (on top of the defaults and ~/.config/rltop/rules.toml)",
-    )  # fmt: skip
+    add_rules(parser)
     parser.add_argument(
         "--color", choices=COLOR_CHOICES, default="auto",
         help="colour the text format: auto = only on a terminal and without NO_COLOR (default: auto)",
     )  # fmt: skip
+    add_raw(parser, "with --format csv")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -152,7 +156,6 @@ def run_snapshot(args: argparse.Namespace) -> int:
     if options.output not in (None, "-"):
         check_writable(options.output)
     result = load_or_fail(options.paths, options.tags, options.runs)
-    _check_filters_matched(result, options)
     now = _clock()
     health = assess_store(result.store, rules, now=now)
     snapshot = build_snapshot(result.store, health, now, result.discovery.roots, result.problems)
@@ -163,23 +166,13 @@ def run_snapshot(args: argparse.Namespace) -> int:
         width=output_width(options.width, to_stdout),
         color=options.format == "text" and use_color(options.color, to_stdout and _stdout_is_tty()),
         fail_on=options.fail_on,
+        raw=options.raw,
     )
     if to_stdout:
         write_stdout(text)
     else:
         write_file(options.output, text)
     return EXIT_FINDINGS if snapshot.fails(options.fail_on) else EXIT_OK
-
-
-def _check_filters_matched(result: LoadResult, options: SnapshotOptions) -> None:
-    """A filter that keeps nothing is a typo to report (exit 2), not an all-clear for cron (exit 0)."""
-    store = result.store
-    if options.runs is not None and not store.runs:
-        found = ", ".join(source.name for source in result.discovery.runs[:5])
-        more = ", ..." if len(result.discovery.runs) > 5 else ""
-        raise UsageError(f"no run matches --runs {options.runs!r} (runs found: {found}{more})")
-    if options.tags is not None and not any(run.series for run in store.runs.values()):
-        raise UsageError(f"no scalar tag matches --tags {options.tags!r}")
 
 
 def _stdout_is_tty() -> bool:

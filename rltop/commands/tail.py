@@ -20,27 +20,25 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rltop.commands.common import EXIT_OK, EXIT_USAGE, add_filters, add_paths, error_line, note, warn
+from rltop.commands.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    add_filters,
+    add_paths,
+    add_poll,
+    add_raw,
+    error_line,
+    install_stop_signals,
+    note,
+    warn,
+)
 
 if TYPE_CHECKING:  # imported for real inside run(): `rltop --help` stays instant
     from rltop.ingest.feed import ChangeBatch, PointsBatch
 
 NAME = "tail"
-DEFAULT_POLL = 1.0
 CHUNK_LINES = 8192  # lines formatted and written at a time (a stop request is checked between)
 STUCK_WRITE = 0.5  # seconds a write may block (reader of the pipe paused) before a signal aborts it
-
-
-def _interval(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number of seconds (write PATH before --poll, e.g. tail ./logs --poll 2)"
-        ) from None
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"{text}: the interval must be > 0 and <= 3600 seconds")
-    return value
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -55,15 +53,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     add_paths(parser)
     parser.add_argument("--format", choices=("jsonl", "csv"), default="jsonl", help="default: jsonl")
     add_filters(parser)
-    parser.add_argument(
-        "--poll",
-        nargs="?",
-        const=DEFAULT_POLL,
-        type=_interval,
-        metavar="SECONDS",
-        help="poll the files every SECONDS (default 1) instead of waiting for file events: needed on "
-        "NFS, Lustre and other network file systems (chosen automatically when detected)",
-    )
+    add_poll(parser)
+    add_raw(parser, "names")
     return parser
 
 
@@ -74,9 +65,9 @@ class _Interrupted(Exception):
 class _Tail:
     """The main-thread side of ``rltop tail``: takes batches from the watcher and prints them."""
 
-    def __init__(self, fmt: str) -> None:
+    def __init__(self, fmt: str, raw: bool = False) -> None:
         self.fmt = fmt
-        self.to_terminal = sys.stdout.isatty()  # names with control characters are escaped then
+        self.raw = raw  # exact names (by default control characters in them are escaped)
         self.stop = threading.Event()
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()  # the watcher never waits for us
         self.writing_since: float | None = None
@@ -101,12 +92,14 @@ class _Tail:
 
     def show(self, batch: ChangeBatch) -> None:
         """Events on stderr, then the points on stdout, flushed."""
-        from rltop.ingest.feed import APPEARED, FALLBACK, RELOADED, WAITING
+        from rltop.ingest.feed import APPEARED, FALLBACK, RELOADED, SESSION, WAITING
 
         for event in batch.events:
             # A reload follows the reader's warning about the file: a note that the run's points
             # come again, not a second warning.
-            if event.kind in (WAITING, FALLBACK, RELOADED) or (event.kind == APPEARED and not batch.initial):
+            if event.kind in (WAITING, FALLBACK, RELOADED, SESSION) or (
+                event.kind == APPEARED and not batch.initial
+            ):
                 note(event.message)
             elif event.kind != APPEARED:
                 warn(event.message)
@@ -123,7 +116,8 @@ class _Tail:
         for points in batches:
             view = Points(points.steps, points.wall_times, points.values)
             for line in format_points(
-                points.run, points.tag, view, points.single_precision, self.fmt, self.to_terminal
+                points.run, points.tag, view, points.single_precision, self.fmt, self.raw,
+                points.session,
             ):
                 lines.append(line)
                 if len(lines) >= CHUNK_LINES:
@@ -145,20 +139,10 @@ class _Tail:
             self.writing_since = None
 
 
-def _install_signals(handler: Callable[[int, object], None]) -> dict:
-    """Route SIGINT and SIGTERM to ``handler``; returns the previous handlers (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-    previous = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        previous[sig] = signal.signal(sig, handler)
-    return previous
-
-
 def run(args: argparse.Namespace) -> int:
     """Follow the paths until Ctrl-C or SIGTERM."""
-    tail = _Tail(args.format)
-    previous = _install_signals(tail.on_signal)
+    tail = _Tail(args.format, args.raw)
+    previous = install_stop_signals(tail.on_signal)
     watcher = None
     try:
         from rltop.ingest.watcher import Watcher

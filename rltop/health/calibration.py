@@ -48,18 +48,34 @@ class Calibration:
     num_generations: float | None = None
     temperature: float | None = None
     num_total_batches: float | None = None  # PPOTrainer: its last global step
+    kl_estimator: str | None = None  # PPOTrainer: "k1" (default) or "k3"
+    # RLOOTrainer's config: it has normalize_advantages, and neither loss_type nor scale_rewards.
+    rloo: bool = False
 
     @classmethod
     def from_config(cls, config: dict[str, Any] | None) -> Calibration:
         """Pick the known keys out of a parsed ``args/text_summary`` (None or junk: all unknown)."""
         if not config:
             return cls()
-        return cls(**{f.name: _number(config.get(f.name)) for f in fields(cls)})
+        numbers = {f.name: _number(config.get(f.name)) for f in fields(cls) if f.type == "float | None"}
+        estimator = config.get("kl_estimator")
+        rloo = "normalize_advantages" in config and not {"loss_type", "scale_rewards"} & set(config)
+        return cls(**numbers, kl_estimator=estimator if isinstance(estimator, str) else None, rloo=rloo)
 
     def now(self, name: str) -> str:
         """`` (now 16)`` for a logged setting, else "" (used inside advice sentences)."""
         value = getattr(self, name)
         return "" if value is None else f" (now {value:g})"
+
+    def kl_is_k1(self, per_token: bool) -> bool:
+        """The logged KL is a k1 estimate (a log-ratio mean), which may dip slightly below 0.
+
+        Per token (``kl``): GRPO logs k3, which is >= 0 for every sample, RLOO a k1 estimate made at
+        generation time. Per sequence (PPO ``objective/kl``): k1 unless ``kl_estimator="k3"``.
+        """
+        if per_token:
+            return self.rloo
+        return (self.kl_estimator or "k1") != "k3"
 
     def final_step(self) -> float | None:
         """The global step a finished run ends at: max_steps, or PPO's num_total_batches."""
@@ -69,7 +85,9 @@ class Calibration:
         return None
 
     def guess_kind(self) -> str:
-        """"GRPO" / "PPO" from trainer-specific arguments, "unknown" without them."""
+        """"RLOO" / "GRPO" / "PPO" from trainer-specific arguments, "unknown" without them."""
+        if self.rloo:
+            return "RLOO"
         if self.num_generations is not None or self.max_completion_length is not None:
             return "GRPO"
         if self.num_ppo_epochs is not None or self.kl_coef is not None:

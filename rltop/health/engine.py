@@ -14,15 +14,18 @@ from typing import Any
 import numpy as np
 
 from rltop.health.calibration import Calibration
+from rltop.health.detectors import detector_horizon, judge_run
+from rltop.health.evidence import RunSignals
 from rltop.health.findings import Finding, Level
 from rltop.health.level_rules import level_rules
-from rltop.health.machine import Episode, Tracker
+from rltop.health.machine import Tracker
 from rltop.health.non_finite import NonFinite, count_non_finite, non_finite_finding
 from rltop.health.relative_rules import relative_rules
 from rltop.health.reward_rules import reward_rules
-from rltop.health.rule_base import NO_BAND, Band, Context, Rule, num
+from rltop.health.rule_base import NO_BAND, Band, Context, Rule
 from rltop.health.rules import RuleParams, Rules
 from rltop.health.stall import judge_stall
+from rltop.health.verdicts import judge_slot
 from rltop.model.catalog import MetricInfo, describe, trainer_kind
 from rltop.model.run import CONFIG_TAG, Run, Store
 from rltop.model.series import Series
@@ -41,6 +44,9 @@ class RunHealth:
     tag_levels: dict[str, Level]
     empty: bool
     bands: dict[str, Band] = field(default_factory=dict, repr=False)
+    # Tags that had a warn or critical episode the user has not acknowledged, with its level: a
+    # card keeps a mark after the metric is back to normal, so a blow-up never goes unseen.
+    marks: dict[str, Level] = field(default_factory=dict)
 
     @property
     def level(self) -> Level:
@@ -67,16 +73,7 @@ class _Slot:
     tracker: Tracker
     points: Series
     memo: dict[str, Any]
-    acknowledged: int = 0  # critical episodes the user has seen (tracker.critical_closed at the time)
-    # The finding of the worst past episode only changes when an episode ends: cached with its key.
-    past_key: tuple[int, int, str] | None = None
-    past_finding: Finding | None = None
     band: Band | None = None
-
-    @property
-    def latched(self) -> bool:
-        """A critical episode is over but nobody acknowledged it yet: the tag stays critical."""
-        return self.tracker.critical_closed > self.acknowledged
 
 
 @dataclass
@@ -89,7 +86,13 @@ class _TagState:
     non_finite: NonFinite = field(default_factory=NonFinite)
     findings: list[Finding] = field(default_factory=list)
     level: Level = Level.OK
+    mark: Level = Level.OK
     band: Band = NO_BAND
+
+    @property
+    def uses_evidence(self) -> bool:
+        """Some rule of this tag takes a second look with the rest of the run in view."""
+        return any(slot.rule.uses_evidence for slot in self.slots)
 
 
 @dataclass
@@ -99,6 +102,24 @@ class _RunState:
     context: Context
     tags: dict[str, _TagState] = field(default_factory=dict)
     tag_count: int = -1
+    # tag -> the step up to which the user acknowledged its episodes; kept apart from the tag
+    # states so that it survives their rebuilds (a resumed session purges, and rebuilds).
+    acks: dict[str, int] = field(default_factory=dict)
+    # The run-level detectors' findings and the view they were judged on (see detector_horizon).
+    detected: tuple[tuple, list[Finding]] | None = None
+
+    def episodes(self, rule: str) -> list[tuple[Level, int, int]]:
+        """Every episode (closed, and the current one) of ``rule`` on any tag, as raw levels."""
+        found = []
+        for tag_state in self.tags.values():
+            for slot in tag_state.slots:
+                if slot.rule.name != rule:
+                    continue
+                found.extend(slot.tracker.closed)
+                current = slot.tracker.current
+                if current is not None and current.last is not None:
+                    found.append((current.level, current.first_step, current.last.step))
+        return found
 
 
 class HealthEngine:
@@ -115,6 +136,7 @@ class HealthEngine:
         kind_changed = self._update_kind(state, run)
         for tag in [tag for tag in state.tags if tag not in run.series]:
             del state.tags[tag]
+        fed: set[str] = set()
         for tag, series in run.series.items():
             tag_state = state.tags.get(tag)
             if tag_state is None or tag_state.series is not series or tag_state.purged != series.purged \
@@ -122,12 +144,16 @@ class HealthEngine:
                 tag_state = state.tags[tag] = self._new_tag(tag, series, state.context)
             if len(series) > tag_state.seen:
                 self._feed(tag_state, state.context)
-                self._refresh(run.name, tag, tag_state, state.context)
-            elif kind_changed:
-                self._refresh(run.name, tag, tag_state, state.context)
+                fed.add(tag)
+        signals = RunSignals(run, state.episodes)  # evidence and detectors, cached for this call
+        for tag, tag_state in state.tags.items():
+            # Evidence comes from other tags: a rule that uses it is looked at again on any change.
+            if tag in fed or kind_changed or (fed and tag_state.uses_evidence):
+                self._refresh(run.name, tag, tag_state, state, signals)
         findings = [finding for tag_state in state.tags.values() for finding in tag_state.findings]
+        findings.extend(self._detect(state, run))
         if now is not None:
-            stall = judge_stall(run, now, self.rules["stall"], state.context.calibration)
+            stall = judge_stall(run, now, self.rules["stall"], state.context.calibration, findings)
             if stall is not None:
                 findings.append(stall)
         findings.sort(key=_worst_first)
@@ -139,19 +165,32 @@ class HealthEngine:
             tag_levels={tag: tag_state.level for tag, tag_state in state.tags.items()},
             empty=not has_points,
             bands={tag: s.band for tag, s in state.tags.items() if s.band != NO_BAND},
+            marks={tag: s.mark for tag, s in state.tags.items() if s.mark > Level.OK},
         )
 
+    def _detect(self, state: _RunState, run: Run) -> list[Finding]:
+        """The run-level detectors' findings, judged again only when their view of the run moved."""
+        horizon = detector_horizon(run.last_step)
+        key = (horizon, state.context.kind, sum(series.purged for series in run.series.values()),
+               len(run.series))
+        if state.detected is None or state.detected[0] != key:
+            view = RunSignals(run, state.episodes, upto=horizon)
+            state.detected = (key, judge_run(view, self.rules, state.context, run.name))
+        return state.detected[1]
+
     def acknowledge(self, run: str, tag: str | None = None) -> None:
-        """Un-latch the criticals that are over (of one tag, or the whole run): the user saw them."""
+        """The user saw the episodes so far (of one tag, or the whole run): criticals that are over
+        stop latching, and the marks of past episodes go away."""
         state = self._runs.get(run)
         if state is None:
             return
+        signals = RunSignals(state.run, state.episodes)
         for name, tag_state in state.tags.items():
             if tag is None or name == tag:
-                tag_state.non_finite.latched = False
-                for slot in tag_state.slots:
-                    slot.acknowledged = slot.tracker.critical_closed
-                tag_state.level = _tag_level(tag_state)
+                last = tag_state.series.last_step
+                if last is not None:
+                    state.acks[name] = last
+                self._refresh(run, name, tag_state, state, signals)
 
     def forget(self, run: str) -> None:
         """Drop the state of a run that disappeared."""
@@ -166,19 +205,24 @@ class HealthEngine:
         state = self._runs.get(run.name)
         if state is None or state.run is not run or state.config_text != config_text:
             calibration = Calibration.from_config(run.config)
-            state = _RunState(run, config_text, Context(calibration, calibration.guess_kind()))
+            acks = state.acks if state is not None and state.run is run else {}
+            state = _RunState(run, config_text, Context(calibration, calibration.guess_kind()), acks=acks)
             self._runs[run.name] = state
         return state
 
     @staticmethod
     def _update_kind(state: _RunState, run: Run) -> bool:
-        """Re-detect PPO/GRPO when the tag set grew; True when the kind changed."""
+        """Re-detect the trainer when the tag set grew; True when the kind changed.
+
+        The tags tell PPO from GRPO; RLOO logs GRPO's tags, so only its config tells it apart.
+        """
         if len(run.series) == state.tag_count:
             return False
         state.tag_count = len(run.series)
         kind = trainer_kind(run.series)
-        if kind == "unknown":
-            kind = state.context.calibration.guess_kind()
+        guessed = state.context.calibration.guess_kind()
+        if kind == "unknown" or (kind == "GRPO" and guessed == "RLOO"):
+            kind = guessed
         changed = kind != state.context.kind
         state.context.kind = kind
         return changed
@@ -216,72 +260,33 @@ class HealthEngine:
             flags = slot.rule.flags(values, start, slot.memo, slot.params, context)
             slot.tracker.feed(slot.points.steps[start:], values[start:], flags)
 
-    def _refresh(self, run: str, tag: str, state: _TagState, context: Context) -> None:
-        """Rebuild one tag's findings, level and band from its rule states."""
+    def _refresh(self, run: str, tag: str, state: _TagState, run_state: _RunState,
+                 signals: RunSignals) -> None:
+        """Rebuild one tag's findings, level, mark and band from its rule states."""
         nf = state.non_finite
         if not state.slots and not nf.count:
             return
-        findings: list[Finding] = [non_finite_finding(run, tag, nf)] if nf.count else []
+        ack = run_state.acks.get(tag)
+        context = run_state.context
+        findings: list[Finding] = []
+        level = mark = Level.OK
+        if nf.count:
+            latched = ack is None or (nf.last_step or 0) > ack
+            findings.append(non_finite_finding(run, tag, nf, acknowledged=not latched))
+            if nf.active or latched:
+                level = mark = Level.CRITICAL
         band: list[float | None] = [None, None, None, None]
         for slot in state.slots:
-            tracker = slot.tracker
-            current, past = tracker.current, tracker.past_worst
-            if current is not None and current.worst is not None:
-                findings.append(self._finding(run, tag, slot, current, True, context))
-            if past is not None and past.worst is not None:
-                key = (tracker.past_count, id(tracker.last_closed), context.kind)
-                if slot.past_key != key or slot.past_finding is None:
-                    slot.past_key = key
-                    slot.past_finding = self._finding(run, tag, slot, past, False, context)
-                findings.append(slot.past_finding)
+            verdict = judge_slot(slot.rule, slot.tracker, slot.params, slot.memo, context, signals, ack)
+            if verdict is not None:
+                findings.append(verdict.finding(run, tag, slot.rule, slot.params, slot.memo, context))
+                level, mark = max(level, verdict.level), max(mark, verdict.mark)
             if slot.band is None or slot.rule.dynamic_band:
                 slot.band = slot.rule.band(slot.params, slot.memo, context)
             band = _merge_band(band, slot.band)
         state.findings = findings
-        state.level = _tag_level(state)
+        state.level, state.mark = level, mark
         state.band = tuple(band)  # type: ignore[assignment]
-
-    @staticmethod
-    def _finding(
-        run: str, tag: str, slot: _Slot, episode: Episode, active: bool, context: Context
-    ) -> Finding:
-        worst = episode.worst
-        assert worst is not None
-        core = slot.rule.explain(tag, worst, episode.level, slot.params, slot.memo, context)
-        if active:
-            status = f"since step {episode.first_step}"
-            last = episode.last
-            if last is not None and last.step != worst.step:
-                status += f", now {num(last.value)} at step {last.step}"
-            last_step = last.step if last is not None else worst.step
-        else:
-            last_step = episode.end_step if episode.end_step is not None else worst.step
-            status = f"steps {episode.first_step}-{last_step}, then back to normal"
-            latest = slot.tracker.last_closed
-            if slot.tracker.past_count > 1:
-                status += f" (the worst of {slot.tracker.past_count} episodes"
-                if latest is not None and latest is not episode:
-                    status += f"; the latest: steps {latest.first_step}-{latest.end_step}"
-                status += ")"
-        return Finding(
-            level=episode.level, rule=slot.rule.name, run=run, tag=tag, step=worst.step, value=worst.value,
-            message=f"{core}; {status}.", advice=slot.rule.advice(slot.params, context),
-            first_step=episode.first_step, last_step=last_step, active=active, title=slot.rule.title,
-        )
-
-
-def _episode_critical(episode: Episode | None) -> bool:
-    return episode is not None and episode.level == Level.CRITICAL
-
-
-def _tag_level(state: _TagState) -> Level:
-    """Current level of a tag: active levels, plus criticals that are over but not acknowledged."""
-    level = Level.CRITICAL if (state.non_finite.active or state.non_finite.latched) else Level.OK
-    for slot in state.slots:
-        level = max(level, slot.tracker.level)
-        if slot.latched or _episode_critical(slot.tracker.current):
-            level = Level.CRITICAL
-    return level
 
 
 def _merge_band(band: list[float | None], other: Band) -> list[float | None]:
@@ -298,8 +303,11 @@ def _merge_band(band: list[float | None], other: Band) -> list[float | None]:
     return merged
 
 
-def _worst_first(finding: Finding) -> tuple[int, int, int, str]:
-    return (-int(finding.level), 0 if finding.active else 1, _RULE_ORDER.get(finding.rule, -1), finding.tag)
+def _worst_first(finding: Finding) -> tuple[int, int, int, int, str]:
+    """Alerts in the order a person should read them: level, then what is happening now before
+    what is over, then the cause before its consequences (a NaN before the stall it caused)."""
+    return (-int(finding.level), 0 if finding.active else 1, int(finding.stage),
+            _RULE_ORDER.get(finding.rule, len(_RULE_ORDER)), finding.tag)
 
 
 def assess_store(store: Store, rules: Rules | None = None, now: float | None = None) -> dict[str, RunHealth]:

@@ -19,6 +19,20 @@ class Level(IntEnum):
         return self.name.lower()
 
 
+class Stage(IntEnum):
+    """Where a rule's finding sits between cause and consequence; alerts list causes first.
+
+    A NaN makes a run blow up, a blow-up collapses its entropy, and a collapse ends in a stall or
+    in updates that change nothing: on a run with all of these, the first alert is the root cause.
+    """
+
+    CAUSE = 0  # non-finite values
+    BREAKDOWN = 1  # blow-ups, drastic updates, collapses
+    SYMPTOM = 2  # what the policy does about it (truncation, groups without signal, hacking)
+    CONSEQUENCE = 3  # nothing learned any more, the run stopped
+    NOTE = 4  # information: a plateau, a forecast
+
+
 @dataclass(frozen=True)
 class Finding:
     """One judgement of one rule on one tag of one run.
@@ -30,6 +44,10 @@ class Finding:
     rule stayed at warn or worse. ``active`` is False once the metric is back to normal (hysteresis
     cleared): such findings are history; a critical one keeps its tag critical ("latched") until the
     engine is told it was seen. ``title`` is the rule's short human name ("ratio drift").
+
+    One finding covers every episode of its rule on its tag (``episodes`` counts them): ``step`` and
+    ``value`` are its most extreme point over all of them (where it peaked). A finding at level OK
+    is a note: information, never an alarm ("reward flat since step 1400 at its best").
     """
 
     level: Level
@@ -44,3 +62,12 @@ class Finding:
     last_step: int | None = None
     active: bool = True
     title: str = ""
+    episodes: int = 1
+    stage: Stage = Stage.SYMPTOM
+    acknowledged: bool = False  # over, and the user saw every episode of it
+    spans: tuple[tuple[int, int], ...] = ()  # (first, last) step of each episode, oldest first
+
+    @property
+    def is_note(self) -> bool:
+        """Information rather than an alarm (a plateau, a forecast, a solved task)."""
+        return self.level == Level.OK

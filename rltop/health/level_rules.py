@@ -7,10 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from rltop.health.findings import Level
+from rltop.health.findings import Level, Stage
 from rltop.health.machine import Flags, Point
 from rltop.health.robust import finite_or, rolling_median
 from rltop.health.rule_base import (
+    Adjustment,
     Band,
     Context,
     Rule,
@@ -72,9 +73,9 @@ class LevelRule(Rule):
     """A fraction or magnitude judged against fixed warn / critical thresholds."""
 
     def __init__(self, name: str, title: str, keys: tuple[str, ...], direction: str, advice: Advice,
-                 unit: str = "") -> None:
+                 unit: str = "", stage: Stage = Stage.BREAKDOWN) -> None:
         self.name, self.title, self.keys = name, title, frozenset(keys)
-        self.direction, self._advice, self.unit = direction, advice, unit
+        self.direction, self._advice, self.unit, self.stage = direction, advice, unit, stage
 
     def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
               context: Context) -> Flags:
@@ -100,6 +101,36 @@ class LevelRule(Rule):
         if self.direction == "above":
             return None, params.warn, None, params.critical
         return params.warn, None, params.critical, None
+
+
+class ZeroStdRule(LevelRule):
+    """Groups whose completions all scored the same: solved (saturated) or hopeless (starved).
+
+    Both give zero advantage, so zero gradient, but they mean opposite things: with the reward at
+    the top of its range the task is solved for most prompts (a note: time to stop or make the
+    task harder); with the reward at the bottom there is no learning signal (the level stands).
+    """
+
+    uses_evidence = True
+
+    def adjust(self, level: Level, first: int, last: int, signals: Any, params: RuleParams,
+               context: Context) -> Adjustment | None:
+        position = signals.reward_position(last)
+        if position is None:
+            return None
+        where, reward, rose = position
+        final = signals.settled(last)  # the position reads the reward up to `last` only
+        if rose and where >= params["saturated_position"]:
+            return Adjustment(
+                Level.OK,
+                f"saturated, not starved: the reward is at the top of its range ({num(reward)}), so most "
+                "groups are solved; training has little left to learn from these prompts",
+                final,
+            )
+        if where <= 1 - params["saturated_position"]:
+            starved = f"starved: the reward is at the bottom of its range ({num(reward)})"
+            return Adjustment(level, starved, final)
+        return Adjustment(level, "", final)
 
 
 class GrpoClipRule(LevelRule):
@@ -155,6 +186,7 @@ class DeadUpdateRule(Rule):
     """``grad_norm`` exactly 0 (critical) or vanishing (warn): the optimizer step changes nothing."""
 
     name, title, direction = "dead_update", "dead update", "below"
+    stage = Stage.CONSEQUENCE
     keys = frozenset({"grad_norm"})
 
     def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
@@ -191,16 +223,34 @@ class DeadUpdateRule(Rule):
 
 
 class NegativeKlRule(Rule):
-    """KL to the reference below 0: PPO's k1 estimate may dip but must not stay there; GRPO's k3 never."""
+    """KL to the reference below 0: a k1 estimate may dip but must not stay there; k3 never can.
+
+    Which estimator a tag holds depends on the trainer: GRPO's per-token ``kl`` is k3 (>= 0 for
+    every sample, so any negative mean is a bug), RLOO's per-token ``kl`` a k1 estimate made at
+    generation time, PPO's per-sequence ``objective/kl`` k1 unless ``kl_estimator="k3"``.
+    """
 
     name, title, direction = "negative_kl", "negative KL", "below"
+    stage = Stage.SYMPTOM
     keys = frozenset({"objective/kl", "kl"})
+
+    @staticmethod
+    def _mode(memo: dict[str, Any], context: Context) -> tuple[bool, bool]:
+        """(per token, k1 estimator) of the tag being judged."""
+        per_token = memo.get("key") == "kl"
+        return per_token, context.calibration.kl_is_k1(per_token)
+
+    def _thresholds(self, params: RuleParams, per_token: bool) -> tuple[float | None, float | None]:
+        """(warn on the rolling median, critical on the value) of a k1 estimate."""
+        if per_token:
+            return params["token_k1_warn"], params["token_k1_critical"]
+        return params.warn, params.critical
 
     def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
               context: Context) -> Flags:
         kl = values[start:]
-        token = memo.get("key") == "kl"
-        if token:
+        per_token, k1 = self._mode(memo, context)
+        if not k1:
             # k3 is >= 0 for every sample: any negative mean is a bug, not noise.
             median = np.full(len(kl), np.nan)
             on_w = np.zeros(len(kl), bool)
@@ -208,11 +258,11 @@ class NegativeKlRule(Rule):
             limit = -params["token_tolerance"]
             on_c, ok_c = kl < limit, kl >= limit
         else:
+            warn, crit = self._thresholds(params, per_token)
             median = rolling_median(values, start, params["window"])
             with np.errstate(invalid="ignore"):
-                on_w = median < params.warn if params.warn is not None else np.zeros(len(kl), bool)
-                ok_w = ~(median < params.warn) if params.warn is not None else np.ones(len(kl), bool)
-            crit = params.critical
+                on_w = median < warn if warn is not None else np.zeros(len(kl), bool)
+                ok_w = ~(median < warn) if warn is not None else np.ones(len(kl), bool)
             on_c = kl < crit if crit is not None else np.zeros(len(kl), bool)
             ok_c = kl > crit * params.clear_fraction if crit is not None else np.ones(len(kl), bool)
         severity = finite_or(-np.where(np.isnan(median), kl, median))
@@ -220,19 +270,23 @@ class NegativeKlRule(Rule):
 
     def explain(self, tag: str, point: Point, level: Level, params: RuleParams, memo: dict[str, Any],
                 context: Context) -> str:
-        if memo.get("key") == "kl":
+        per_token, k1 = self._mode(memo, context)
+        if not k1:
             return (
                 f"{tag} is {num(point.value)} at step {point.step}: the k3 KL estimate cannot be negative "
                 f"(critical below -{num(params['token_tolerance'])})"
             )
+        warn, crit = self._thresholds(params, per_token)
+        estimate = f"the k1 estimate{' (RLOO, per token)' if per_token else ''}"
         if level == Level.CRITICAL:
             return (
                 f"{tag} fell to {num(point.value)} at step {point.step}, below the critical threshold "
-                f"{num(params.critical)} ({judged(level, params)})"
+                f"{num(crit)} for {estimate} ({judged(level, params)})"
             )
         return (
             f"{tag} stays negative: median of the last {params['window']} points {num(point.stat)} at step "
-            f"{point.step} (value {num(point.value)}), below {num(params.warn)} for {judged(level, params)}"
+            f"{point.step} (value {num(point.value)}), below {num(warn)} for {judged(level, params)}; "
+            f"{estimate} may dip below 0 but should not stay there"
         )
 
     def advice(self, params: RuleParams, context: Context) -> str:
@@ -243,9 +297,11 @@ class NegativeKlRule(Rule):
         )
 
     def band(self, params: RuleParams, memo: dict[str, Any], context: Context) -> Band:
-        if memo.get("key") == "kl":
+        per_token, k1 = self._mode(memo, context)
+        if not k1:
             return None, None, -params["token_tolerance"], None
-        return params.warn, None, params.critical, None
+        warn, crit = self._thresholds(params, per_token)
+        return warn, None, crit, None
 
 
 def level_rules() -> list[Rule]:
@@ -259,10 +315,11 @@ def level_rules() -> list[Rule]:
         GrpoClipRule("grpo_clip_ratio", "clip ratio too high", ("clip_ratio/region_mean", "clip_ratio"),
                      "above", _grpo_clip_advice),
         LevelRule("value_clip_fraction", "value clip fraction too high", ("val/clipfrac_avg",), "above",
-                  _value_clip_advice),
-        LevelRule("truncation", "truncation", ("completions/clipped_ratio",), "above", _truncation_advice),
-        LevelRule("zero_std_groups", "groups without reward signal", ("frac_reward_zero_std",), "above",
-                  _zero_std_advice),
+                  _value_clip_advice, stage=Stage.SYMPTOM),
+        LevelRule("truncation", "truncation", ("completions/clipped_ratio",), "above", _truncation_advice,
+                  stage=Stage.SYMPTOM),
+        ZeroStdRule("zero_std_groups", "groups without reward signal", ("frac_reward_zero_std",), "above",
+                    _zero_std_advice, stage=Stage.SYMPTOM),
         NegativeKlRule(),
         DeadUpdateRule(),
     ]

@@ -86,6 +86,10 @@ class Tracker:
     past_count: int = 0
     critical_closed: int = 0  # episodes that reached critical and are over (for latching)
     last_closed: Episode | None = None
+    # The most severe point of all episodes (what a finding headlines), and every closed episode
+    # as (worst level, first step, last step): acknowledgements and evidence look at their steps.
+    peak: Point | None = None
+    closed: list[tuple[Level, int, int]] = field(default_factory=list)
     # The last few (step, warn_on, warn_ok, crit_on, crit_ok), so windows can straddle chunks.
     _tail: list[tuple[int, bool, bool, bool, bool]] = field(default_factory=list)
 
@@ -171,6 +175,7 @@ class Tracker:
         episode = self.current
         if episode.worst is None or (level, point.severity) > (episode.level, episode.worst.severity):
             episode.worst = point
+        self._note_peak(point)
         if level == Level.CRITICAL and episode.critical_step is None:
             episode.critical_step = step
         episode.level = max(episode.level, level)
@@ -210,6 +215,7 @@ class Tracker:
                           float(flags.ref[worst_at]), float(flags.severity[worst_at]))
             if episode.worst is None or (level, point.severity) > (episode.level, episode.worst.severity):
                 episode.worst = point
+            self._note_peak(point)
             if level == Level.CRITICAL and episode.critical_step is None:
                 episode.critical_step = int(steps[begin])
             episode.level = max(episode.level, level)
@@ -219,6 +225,10 @@ class Tracker:
             last = len(levels) - 1
             self.current.last = Point(int(steps[last]), float(values[last]), float(flags.stat[last]),
                                       float(flags.ref[last]), float(flags.severity[last]))
+
+    def _note_peak(self, point: Point) -> None:
+        if self.peak is None or point.severity > self.peak.severity:
+            self.peak = point
 
     def _first_step(self, ext_steps: np.ndarray, beyond: np.ndarray, at: int) -> int:
         """Earliest point beyond a threshold within the window that raised the alarm at ``at``."""
@@ -233,6 +243,7 @@ class Tracker:
         if episode is None:
             return
         episode.end_step = end_step if end_step is not None else (episode.last or episode.worst).step
+        self.closed.append((episode.level, episode.first_step, episode.end_step))
         self.past_count += 1
         if episode.level == Level.CRITICAL:
             self.critical_closed += 1

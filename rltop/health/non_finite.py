@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rltop.health.findings import Finding, Level
+from rltop.health.findings import Finding, Level, Stage
 
 _NON_FINITE_ADVICE = (
     "A NaN or Inf usually follows an exploding update: lower the learning rate, clip gradients "
@@ -45,7 +45,7 @@ def count_non_finite(nf: NonFinite, steps: np.ndarray, values: np.ndarray, finit
     nf.active = not bool(finite[-1])
 
 
-def non_finite_finding(run: str, tag: str, nf: NonFinite) -> Finding:
+def non_finite_finding(run: str, tag: str, nf: NonFinite, acknowledged: bool = False) -> Finding:
     """The finding of a tag that had non-finite points (active while the newest one is)."""
     what = "NaN" if np.isnan(nf.last_value) else ("+Inf" if nf.last_value > 0 else "-Inf")
     many = f"{nf.count} non-finite points since step {nf.first_step}" if nf.count > 1 else "1 such point"
@@ -54,4 +54,5 @@ def non_finite_finding(run: str, tag: str, nf: NonFinite) -> Finding:
                f"{state}.")
     return Finding(Level.CRITICAL, "non_finite", run, tag, nf.last_step, nf.last_value, message,
                    _NON_FINITE_ADVICE, first_step=nf.first_step, last_step=nf.last_step, active=nf.active,
-                   title="non-finite value")
+                   title="non-finite value", episodes=1, stage=Stage.CAUSE,
+                   acknowledged=acknowledged and not nf.active)

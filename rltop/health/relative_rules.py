@@ -7,6 +7,8 @@ cannot drag its own baseline down; trailing medians exclude the point being judg
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -14,7 +16,17 @@ import numpy as np
 from rltop.health.findings import Level
 from rltop.health.machine import Flags, Point
 from rltop.health.robust import finite_or, trailing_median
-from rltop.health.rule_base import Band, Context, Rule, judged, num, pct, threshold_flags, verdict
+from rltop.health.rule_base import (
+    Adjustment,
+    Band,
+    Context,
+    Rule,
+    judged,
+    num,
+    pct,
+    threshold_flags,
+    verdict,
+)
 from rltop.health.rules import RuleParams
 
 _FIRST_POINTS = 3  # the entropy baseline also looks at this many first points alone
@@ -114,7 +126,13 @@ class EntropyRule(Rule):
 
 
 class SpikeRule(Rule):
-    """A value many times the median of its previous points (after a warm-up): value loss, grad norm."""
+    """A value many times its usual level: value loss, grad norm.
+
+    The usual level is the median of the last ``window`` *normal* points: the first ``warmup``
+    points (a value loss is high while the value head warms up) and every point already judged a
+    spike are left out, so neither a high warm-up nor an earlier spike can lift the baseline enough
+    to hide the next one. Judging starts once ``baseline_points`` normal points exist.
+    """
 
     dynamic_band = True
 
@@ -123,23 +141,53 @@ class SpikeRule(Rule):
 
     def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
               context: Context) -> Flags:
-        median = trailing_median(values, start, params["window"], max(params["warmup"], 1))
-        # fmax would turn "no history yet" (NaN) into the floor: keep NaN there.
-        reference = np.where(np.isnan(median), np.nan, np.fmax(median, params["min_baseline"]))
+        reference = self._references(values, start, memo, params)
         with np.errstate(invalid="ignore", divide="ignore"):
             ratio = values[start:] / reference
         on_w, ok_w, on_c, ok_c = threshold_flags(ratio, params.warn, params.critical, params.clear_fraction,
                                                  "above")
         _remember_reference(memo, reference)
-        waiting = np.isnan(median)
+        waiting = np.isnan(reference)
         ok_w, ok_c = ok_w | waiting, ok_c | waiting
         return Flags(on_w, ok_w, on_c, ok_c, finite_or(ratio), ratio, reference)
+
+    @staticmethod
+    def _references(values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams) -> np.ndarray:
+        """The baseline each new point is compared with (NaN while there is none yet).
+
+        Sequential by nature (whether a point is a spike decides whether it enters the baseline),
+        so it keeps the last normal points in a sorted list in the memo: O(log n) per point.
+        """
+        window, warmup, need = params["window"], params["warmup"], max(params["baseline_points"], 1)
+        floor = params["min_baseline"]
+        limit = params.warn if params.warn is not None else params.critical
+        recent: deque[float] = memo.setdefault("recent", deque())
+        ordered: list[float] = memo.setdefault("ordered", [])
+        out = np.full(len(values) - start, np.nan)
+        for offset, value in enumerate(values[start:].tolist()):
+            if start + offset < warmup:
+                continue  # the warm-up never enters the baseline
+            spike = False
+            size = len(ordered)
+            if size >= need:
+                middle = size // 2
+                median = ordered[middle] if size % 2 else 0.5 * (ordered[middle - 1] + ordered[middle])
+                reference = max(median, floor)
+                out[offset] = reference
+                spike = limit is not None and value >= limit * reference
+            if not spike:
+                insort(ordered, value)
+                recent.append(value)
+                if len(recent) > window:
+                    del ordered[bisect_left(ordered, recent.popleft())]
+        return out
 
     def explain(self, tag: str, point: Point, level: Level, params: RuleParams, memo: dict[str, Any],
                 context: Context) -> str:
         return (
             f"{tag} spiked to {num(point.value)} at step {point.step}, {num(point.stat)}× the median "
-            f"{num(point.ref)} of the previous {params['window']} points: "
+            f"{num(point.ref)} of its last {params['window']} normal points (the first {params['warmup']} "
+            f"points and earlier spikes left out): "
             f"{verdict(level, params, lambda value: f'{num(value)}×', 'at ≥')}"
         )
 
@@ -157,9 +205,16 @@ class SpikeRule(Rule):
 
 
 class KlBlowupRule(Rule):
-    """KL to the reference above absolute caps, or growing fast against its recent median."""
+    """KL to the reference above absolute caps, or growing fast against its recent median.
+
+    A high KL alone is a policy that moved far from its reference, which is what training does:
+    critical needs evidence that the run is being damaged (the reward falling, the entropy
+    collapsing, drastic updates, completions running into the length cap) during the episode or
+    just after it. Without it the episode stays a warning and says which healthy signs it saw.
+    """
 
     dynamic_band = True
+    uses_evidence = True
 
     def __init__(self, name: str, title: str, keys: tuple[str, ...], unit: str) -> None:
         self.name, self.title, self.keys, self.unit = name, title, frozenset(keys), unit
@@ -198,6 +253,21 @@ class KlBlowupRule(Rule):
             f"The policy drifts away from the reference: raise the KL penalty {penalty} or lower the "
             f"learning rate{c.now('learning_rate')}; past ~20 nats per sequence the reward is usually being "
             "over-optimised."
+        )
+
+    def adjust(self, level: Level, first: int, last: int, signals: Any, params: RuleParams,
+               context: Context) -> Adjustment | None:
+        if level != Level.CRITICAL:
+            return None
+        damage = signals.damage(first, last)
+        final = signals.settled(signals.evidence_end(last))
+        if damage:
+            return Adjustment(Level.CRITICAL, f"critical because of {' and '.join(damage)}", final)
+        return Adjustment(
+            Level.WARN,
+            f"a warning, not critical: {signals.calm(first, last)} (critical needs the reward falling, "
+            "the entropy collapsing, drastic updates or completions running into the length cap)",
+            final,
         )
 
     def band(self, params: RuleParams, memo: dict[str, Any], context: Context) -> Band:

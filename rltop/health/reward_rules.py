@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from rltop.health.findings import Level
+from rltop.health.findings import Level, Stage
 from rltop.health.machine import Flags, Point
 from rltop.health.robust import finite_or, noise_sigma, rolling_median, rolling_range
 from rltop.health.rule_base import Context, Rule, judged, num, pct
@@ -86,6 +86,7 @@ class RewardStuckRule(Rule):
     """The reward not moving at all for many points: no learning signal is left."""
 
     name, title = "reward_stuck", "reward stuck"
+    stage = Stage.CONSEQUENCE
     keys = RewardCollapseRule.keys
 
     def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,

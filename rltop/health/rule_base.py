@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from rltop.health.calibration import Calibration
-from rltop.health.findings import Level
+from rltop.health.findings import Level, Stage
 from rltop.health.machine import Flags, Point
 from rltop.health.rules import RuleParams
 from rltop.model.catalog import MetricInfo
@@ -50,6 +50,20 @@ class Context:
     kind: str = "unknown"
 
 
+@dataclass(frozen=True)
+class Adjustment:
+    """A rule's second look at an episode with the whole run in view (`Rule.adjust`).
+
+    ``cap`` is the highest level the episode may have (OK turns it into a note); ``note`` is
+    appended to the finding's message to say why. ``final``: the evidence it rests on can no
+    longer change (every signal it read has points past the episode), so it is kept for good.
+    """
+
+    cap: Level
+    note: str
+    final: bool = False
+
+
 class Rule:
     """Base class: a rule judges the finite points of the tags whose catalogue key it knows."""
 
@@ -58,6 +72,14 @@ class Rule:
     keys: frozenset[str] = frozenset()
     direction: str = "above"  # "above": large values are bad; "below": small values are bad
     dynamic_band: bool = False  # True when the chart band follows the data (baselines, medians)
+    stage: Stage = Stage.BREAKDOWN  # cause before consequence when alerts are listed
+    uses_evidence: bool = False  # `adjust` looks at the rest of the run
+
+    def adjust(self, level: Level, first: int, last: int, signals: Any, params: RuleParams,
+               context: Context) -> Adjustment | None:
+        """A second look at an episode at ``level`` over steps ``first..last`` with the whole run in
+        view (``signals``: `rltop.health.evidence.RunSignals`). None: the level stands as it is."""
+        return None
 
     def applies(self, info: MetricInfo, context: Context) -> bool:
         """Whether this rule judges a tag (by its catalogue key, split and the run's config)."""

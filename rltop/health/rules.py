@@ -198,7 +198,8 @@ def _checked(table: str, key: str, value: Any, text: str, source: str) -> Any:
         raise RulesError(f"{where}: is a share between 0 and 1 (0.25 = 25 %), got {value!r}")
     if table in MULTIPLES and key in ("warn", "critical") and value <= 1:
         raise RulesError(f"{where}: is a multiple of the recent median (5 = 5x): above 1, got {value!r}")
-    if value < 0 and key not in ("warn", "critical"):
+    negative_default = isinstance(default, (int, float)) and default < 0
+    if value < 0 and key not in ("warn", "critical") and not negative_default:
         raise RulesError(f"{where}: must not be negative, got {value!r}")
     return float(value)
 

@@ -9,10 +9,12 @@ summary (``train_runtime``) or reached its planned last step (``max_steps``, PPO
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from rltop.health.calibration import Calibration
-from rltop.health.findings import Finding, Level
+from rltop.health.findings import Finding, Level, Stage
 from rltop.health.rules import RuleParams
 from rltop.model.catalog import split_tag
 from rltop.model.durations import format_duration
@@ -45,8 +47,14 @@ def is_finished(run: Run, calibration: Calibration) -> bool:
     return last + max(calibration.logging_steps or 1, 1) > final
 
 
-def judge_stall(run: Run, now: float, params: RuleParams, calibration: Calibration) -> Finding | None:
-    """A stall finding for ``run`` at time ``now``, or None when it is fresh, finished or empty."""
+def judge_stall(
+    run: Run, now: float, params: RuleParams, calibration: Calibration, findings: Iterable[Finding] = ()
+) -> Finding | None:
+    """A stall finding for ``run`` at time ``now``, or None when it is fresh, finished or empty.
+
+    ``findings`` are the run's other findings: a stall right after a NaN says so ("stopped after
+    NaN at step 24"), and a run that stopped short of its planned last step says how far it got.
+    """
     newest = run.last_point_wall_time
     if not params.enabled or newest is None or is_finished(run, calibration):
         return None
@@ -64,7 +72,7 @@ def judge_stall(run: Run, now: float, params: RuleParams, calibration: Calibrati
         changed = f"; its files last changed {format_duration(max(now - run.last_change_time, 0.0))} ago"
     step = run.last_step
     message = (
-        f"run {run.name} has logged no new point for {format_duration(age)} "
+        f"run {run.name} {stopped_text(run, calibration, findings)}: no new point for {format_duration(age)} "
         f"(last at step {step}; {gap_text}); "
         f"{level.label} after {format_duration(limit)} = max({factor:g} × gap, {format_duration(floor)})"
         f"{changed}"
@@ -75,9 +83,21 @@ def judge_stall(run: Run, now: float, params: RuleParams, calibration: Calibrati
         "(tensorboardX flushes every 120 s), points arrive in bursts."
     )
     return Finding(level, "stall", run.name, "", step, age, message, advice, first_step=step,
-                   last_step=step, active=True, title="stall")
+                   last_step=step, active=True, title="stall", stage=Stage.CONSEQUENCE)
 
 
+def stopped_text(run: Run, calibration: Calibration, findings: Iterable[Finding] = ()) -> str:
+    """"stopped after NaN at step 24 (train/grad_norm)", "stopped at step 122 of 400", "stopped at step 9"."""
+    last = run.last_step
+    final = calibration.final_step()
+    planned = f" of {final:g}" if final is not None and last is not None and last < final else ""
+    causes = [f for f in findings if f.rule == "non_finite" and f.step is not None]
+    if not causes:
+        return f"stopped at step {last}{planned}"
+    cause = max(causes, key=lambda f: (f.step or 0, f.tag))
+    what = "NaN" if cause.value is None or cause.value != cause.value else "Inf"
+    text = f"stopped after {what} at step {cause.step} ({cause.tag})"
+    return text + (f"; last step {last}{planned}" if planned or last != cause.step else "")
 def _level_for(age: float, gap: float, params: RuleParams) -> tuple[Level, float, float, float] | None:
     """(level, limit in s, factor, minimum in s) of the worst level whose limit ``age`` exceeds."""
     for level, factor, floor in (

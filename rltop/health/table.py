@@ -20,6 +20,7 @@ class RuleRow:
     critical: str
     persistence: str
     enabled: bool
+    why: str = ""  # the rule of thumb behind its critical level
 
 
 def _text(value: Any) -> str:
@@ -54,6 +55,7 @@ def rule_rows(rules: Rules | None = None) -> list[RuleRow]:
             _fill(doc.critical, values, params.values.get("critical", "")),
             _fill(doc.persistence, values, ""),
             params.enabled,
+            doc.why.format(**values),
         ))
     return rows
 
@@ -61,11 +63,11 @@ def rule_rows(rules: Rules | None = None) -> list[RuleRow]:
 def markdown_table(rules: Rules | None = None) -> str:
     """The rule table in Markdown (what the README shows for the defaults)."""
     lines = [
-        "| rule | metric | warn | critical | persistence |",
-        "|---|---|---|---|---|",
+        "| rule | metric | warn | critical | persistence | rule of thumb |",
+        "|---|---|---|---|---|---|",
     ]
     for row in rule_rows(rules):
         off = " (off)" if not row.enabled else ""
         lines.append(f"| `{row.rule}`{off}: {row.title} | {row.metrics} | {row.warn} | {row.critical} | "
-                     f"{row.persistence} |")
+                     f"{row.persistence} | {row.why} |")
     return "\n".join(lines)

@@ -47,11 +47,13 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "warn": 0.10, "critical": 0.03, "floor": 0.01, "rise": 3.0, "baseline_points": 10,
     },
     "value_loss_spike": {
-        "warn": 5.0, "critical": 20.0, "warmup": 20, "window": 50, "min_baseline": 1e-8,
+        "warn": 5.0, "critical": 20.0, "warmup": 20, "window": 50, "baseline_points": 10,
+        "min_baseline": 1e-8,
         "persistence": (2, 3),
     },
     "grad_norm_spike": {
-        "warn": 10.0, "critical": None, "warmup": 20, "window": 50, "min_baseline": 1e-6,
+        "warn": 10.0, "critical": None, "warmup": 20, "window": 50, "baseline_points": 10,
+        "min_baseline": 1e-6,
         "persistence": (2, 3),
     },
     "kl_blowup": {
@@ -64,10 +66,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     },
     "negative_kl": {
         "warn": 0.0, "critical": -1.0, "window": 10, "token_tolerance": 1e-6,
+        "token_k1_warn": -0.01, "token_k1_critical": -0.1,
         "persistence": (5, 5), "critical_persistence": (2, 3),
     },
     "truncation": {"warn": 0.25, "critical": 0.9, "critical_persistence": (4, 5)},
-    "zero_std_groups": {"warn": 0.5, "critical": 0.9},
+    "zero_std_groups": {"saturated_position": 0.9, "warn": 0.5, "critical": 0.9},
     "dead_update": {"warn": 1e-6, "critical": 0.0, "persistence": (5, 5), "critical_persistence": (3, 3)},
     "reward_collapse": {
         "warn": 0.5, "critical": 1.0, "baseline_points": 10, "window": 10, "noise_z": 3.0,
@@ -77,6 +80,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "stall": {
         "warn": 5.0, "critical": 15.0, "warn_min_s": 180.0, "critical_min_s": 600.0, "gap_points": 20,
     },
+    # Run-level detectors (rltop.health.detectors): no persistence, a finding holds while its pattern does.
+    "reward_plateau": {"min_points": 50, "window": 30, "share": 0.25, "tolerance": 0.1, "z": 2.0},
+    "reward_dominance": {"min_points": 20, "share": 0.8},
+    "reward_hacking": {"window": 20, "share": 0.2, "length_cap": 0.9, "clipped": 0.25},
+    "collapse_forecast": {"window": 20, "share": 0.2},
 }
 
 # Keys whose value may be switched off (None; ``false`` in a rules file).
@@ -93,7 +101,8 @@ MULTIPLES = frozenset({"value_loss_spike", "grad_norm_spike"})
 
 @dataclass(frozen=True)
 class RuleDoc:
-    """What a rule watches and how its thresholds read, for the README table and `rltop` help."""
+    """What a rule watches, how its thresholds read, and the rule of thumb behind its critical level
+    (for the README table, which a test keeps equal to `rltop.health.table.markdown_table`)."""
 
     title: str
     metrics: str
@@ -101,60 +110,113 @@ class RuleDoc:
     warn: str
     critical: str
     persistence: str
+    why: str  # the rule of thumb behind critical (or why the rule never is)
 
 
 DOCS: dict[str, RuleDoc] = {
-    "non_finite": RuleDoc("Non-finite value", "every scalar tag", "special", "-",
-                          "any NaN or ±Inf", "immediate"),
-    "ratio_drift": RuleDoc("Ratio drift", "PPO `val/ratio`", "outside",
-                           "outside [1/{warn}, {warn}]", "outside [1/{critical}, {critical}]",
-                           "{persistence}"),
-    "approx_kl": RuleDoc("Approx-KL too high", "PPO `policy/approxkl_avg`", "above",
-                         "≥ {warn}", "≥ {critical}", "{persistence}"),
-    "clip_fraction": RuleDoc("Policy clip fraction too high", "PPO `policy/clipfrac_avg`", "above",
-                             "≥ {warn}", "≥ {critical}", "{persistence}"),
+    "non_finite": RuleDoc(
+        "Non-finite value", "every scalar tag", "special", "-", "any NaN or ±Inf", "immediate",
+        "NaN arrives with no precursor and poisons every later update; TRL drops all-NaN metrics, so "
+        "one that reaches the log is real"),
+    "ratio_drift": RuleDoc(
+        "Ratio drift", "PPO `val/ratio`", "outside", "outside [1/{warn}, {warn}]",
+        "outside [1/{critical}, {critical}]", "{persistence}",
+        "TRL's docs: the ratio should float around 1.0; 2.0 or 0.5 means updates are too drastic"),
+    "approx_kl": RuleDoc(
+        "Approx-KL too high", "PPO `policy/approxkl_avg`", "above", "≥ {warn}", "≥ {critical}",
+        "{persistence}",
+        "Spinning Up and SB3 stop a PPO update at 1.5 × target_kl (targets 0.01-0.05)"),
+    "clip_fraction": RuleDoc(
+        "Policy clip fraction too high", "PPO `policy/clipfrac_avg`", "above", "≥ {warn}", "≥ {critical}",
+        "{persistence}",
+        "healthy LLM runs clip under 1 %; a fifth of all updates clipped means the policy left its samples"),
     "grpo_clip_ratio": RuleDoc(
         "GRPO clip ratio too high", "GRPO `clip_ratio/region_mean` (Liger `clip_ratio`), off-policy steps "
-        "only; off when num_iterations = 1", "above", "≥ {warn}", "≥ {critical}", "{persistence}"),
-    "value_clip_fraction": RuleDoc("Value clip fraction too high", "PPO `val/clipfrac_avg`", "above",
-                                   "≥ {warn}", "{critical}", "{persistence}"),
+        "only; off when num_iterations = 1", "above", "≥ {warn}", "≥ {critical}", "{persistence}",
+        "as for PPO's clip fraction; on-policy steps are exactly 0 by construction and never judged"),
+    "value_clip_fraction": RuleDoc(
+        "Value clip fraction too high", "PPO `val/clipfrac_avg`", "above", "≥ {warn}", "{critical}",
+        "{persistence}", "never critical: a value head that cannot keep up slows learning, it does not "
+        "break the policy"),
     "entropy_collapse": RuleDoc(
-        "Entropy collapse", "PPO `policy/entropy_avg`, GRPO `entropy`", "below",
+        "Entropy collapse", "PPO `policy/entropy_avg`, GRPO/RLOO `entropy`", "below",
         "< {warn} × early level (median of first {baseline_points}), or > {rise} ×",
-        "< {critical} × early level, or < {floor} nats", "{persistence}"),
+        "< {critical} × early level, or < {floor} nats", "{persistence}",
+        "below 3 % of its early level the policy is near-deterministic: it samples the same answer and "
+        "stops exploring"),
     "value_loss_spike": RuleDoc(
         "Value-loss spike", "PPO `loss/value_avg`", "above",
-        "≥ {warn} × median of previous {window} (after {warmup} points)", "≥ {critical} ×", "{persistence}"),
+        "≥ {warn} × median of its last {window} normal points (the first {warmup} and earlier spikes "
+        "left out)", "≥ {critical} ×", "{persistence}",
+        "TRL's docs: the value loss spikes or goes NaN when training goes wrong; 20 × its usual level is "
+        "the value head blowing up"),
     "grad_norm_spike": RuleDoc(
         "Grad-norm spike", "`grad_norm`", "above",
-        "≥ {warn} × median of previous {window} (after {warmup} points)", "{critical}", "{persistence}"),
+        "≥ {warn} × median of its last {window} normal points (the first {warmup} and earlier spikes "
+        "left out)", "{critical}", "{persistence}",
+        "never critical on its own: clipping (max_grad_norm) absorbs single spikes; a NaN is critical"),
     "kl_blowup": RuleDoc(
         "KL blow-up (per sequence)", "PPO `objective/kl`", "above",
         "≥ {warn} nats, or ≥ {relative} × median of previous {window} (and ≥ {relative_floor})",
-        "≥ {critical} nats", "{persistence}"),
+        "≥ {critical} nats with damage", "{persistence}",
+        "critical only with evidence of damage: the reward falling, the entropy collapsing, drastic "
+        "updates or completions running into the length cap; a high KL alone is a warning"),
     "kl_blowup_token": RuleDoc(
-        "KL blow-up (per token)", "GRPO `kl` (logged when beta > 0)", "above",
+        "KL blow-up (per token)", "GRPO/RLOO `kl` (logged when beta > 0)", "above",
         "≥ {warn}, or ≥ {relative} × median of previous {window} (and ≥ {relative_floor})",
-        "≥ {critical}", "{persistence}"),
+        "≥ {critical} with damage", "{persistence}",
+        "as per sequence: a KL that rises slowly while the reward rises and the entropy holds is a "
+        "policy learning, a warning at most"),
     "negative_kl": RuleDoc(
-        "Negative KL", "PPO `objective/kl`; GRPO `kl`", "below",
-        "PPO: median of last {window} < {warn}", "PPO: < {critical}; GRPO: any value < -{token_tolerance}",
-        "warn {persistence}, critical {critical_persistence}"),
+        "Negative KL", "PPO `objective/kl`; GRPO/RLOO `kl`", "below",
+        "k1 (PPO, RLOO): median of last {window} < {warn} (RLOO per token: < {token_k1_warn})",
+        "k1: < {critical} (RLOO per token: < {token_k1_critical}); k3 (GRPO): any value < "
+        "-{token_tolerance}", "warn {persistence}, critical {critical_persistence}",
+        "k3 (GRPO) is ≥ 0 for every sample, so any negative mean is a bug; a k1 estimate (PPO, RLOO) may "
+        "dip but not fall far"),
     "truncation": RuleDoc(
         "Truncation", "GRPO `completions/clipped_ratio`", "above", "≥ {warn}", "≥ {critical}",
-        "warn {persistence}, critical {critical_persistence}"),
-    "zero_std_groups": RuleDoc("Zero-advantage groups", "GRPO `frac_reward_zero_std`", "above",
-                               "≥ {warn}", "≥ {critical}", "{persistence}"),
-    "dead_update": RuleDoc("Dead update", "`grad_norm`", "below", "< {warn}", "= {critical}",
-                           "warn {persistence}, critical {critical_persistence}"),
+        "warn {persistence}, critical {critical_persistence}",
+        "with 9 in 10 completions cut at the cap, rewards judge unfinished text (trl#5697)"),
+    "zero_std_groups": RuleDoc(
+        "Zero-advantage groups", "GRPO `frac_reward_zero_std`", "above", "≥ {warn}", "≥ {critical}",
+        "{persistence}",
+        "groups with equal rewards give zero gradient; with the reward at the top of its range (≥ "
+        "{saturated_position}) they are solved: a note, not an alarm"),
+    "dead_update": RuleDoc(
+        "Dead update", "`grad_norm`", "below", "< {warn}", "= {critical}",
+        "warn {persistence}, critical {critical_persistence}",
+        "a gradient of exactly 0 in a row: the optimizer step changes nothing (trl#3857)"),
     "reward_collapse": RuleDoc(
-        "Reward collapse", "GRPO `reward`; PPO `objective/rlhf_reward`, `objective/scores`", "special",
+        "Reward collapse", "GRPO/RLOO `reward`; PPO `objective/rlhf_reward`, `objective/scores`", "special",
         "gave back ≥ {warn} of its gain, or below its start (median of last {window}, noise margin "
-        "{noise_z} σ)", "gave back ≥ {critical} of a real gain", "{persistence} (after {min_points} points)"),
-    "reward_stuck": RuleDoc("Reward stuck", "the same reward tags", "special",
-                            "identical for {points} points", "-", "{points} in a row"),
-    "stall": RuleDoc("Stall", "time since the run's newest point", "above",
-                     "> {warn} × usual gap (≥ {warn_min_s} s)",
-                     "> {critical} × usual gap (≥ {critical_min_s} s)",
-                     "usual gap = median of last {gap_points}"),
+        "{noise_z} σ)", "gave back ≥ {critical} of a real gain", "{persistence} (after {min_points} points)",
+        "training undoing most of what it learned"),
+    "reward_stuck": RuleDoc(
+        "Reward stuck", "the same reward tags", "special", "identical for {points} points", "-",
+        "{points} in a row", "never critical: it is the consequence of another rule's finding"),
+    "stall": RuleDoc(
+        "Stall", "time since the run's newest point", "above", "> {warn} × usual gap (≥ {warn_min_s} s)",
+        "> {critical} × usual gap (≥ {critical_min_s} s)", "usual gap = median of last {gap_points}",
+        "15 usual gaps and at least 10 minutes without a point: the trainer crashed, hung or was killed"),
+    "reward_plateau": RuleDoc(
+        "Reward plateau", "the main reward", "special",
+        "note: at its best and flat over its last {share} (≥ {window} points): the change, plus {z} "
+        "standard errors, within {tolerance} of its gain (Theil–Sen slope)",
+        "-", "after {min_points} points",
+        "a note, never an alarm: at its best level training has finished learning"),
+    "reward_dominance": RuleDoc(
+        "One reward function dominating", "GRPO `rewards/<f>/mean`", "special",
+        "one function carries ≥ {share} of the gain while another falls (flat: a note)", "-",
+        "after {min_points} points", "never critical: a trade between goals needs a look at completions"),
+    "reward_hacking": RuleDoc(
+        "Reward hacking (early warning)", "reward with completion length / clipped ratio, PPO "
+        "`rlhf_reward`, `eval/` reward", "special",
+        "reward up over its last {share} while lengths reach {length_cap} × the cap, truncation passes "
+        "{clipped}, `rlhf_reward` falls, or the eval reward falls", "-", "≥ {window} points",
+        "an early warning: the proxy reward keeps rising after the true one peaked (Gao et al.)"),
+    "collapse_forecast": RuleDoc(
+        "Collapse forecast", "entropy, KL", "special",
+        "note: a steady move over its last {share} reaches the rule's warn level before the planned end",
+        "-", "≥ {window} points", "a note: it says when, at the current rate, before the rule fires"),
 }

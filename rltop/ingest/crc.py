@@ -90,6 +90,14 @@ def _registers(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, init: i
     active_counts = count - np.searchsorted(lens[::-1], np.arange(longest), side="right")
     for j in range(longest):
         active = int(active_counts[j])
+        if active < _FEW_ROWS:
+            # A few long rows left (a text summary among scalars): one numpy pass per byte would
+            # cost microseconds for a handful of rows, so they finish in the plain loop.
+            for row in range(active):
+                start = int(pos[row]) + j
+                rest = buf[start : int(pos[row]) + int(lens[row])].tobytes()
+                state[row] = _register_loop(rest, int(state[row]))
+            break
         part = state[:active]
         byte = buf[pos[:active] + j].astype(np.uint32)
         state[:active] = _TABLE_NP[(part ^ byte) & 0xFF] ^ (part >> 8)

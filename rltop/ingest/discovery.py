@@ -1,7 +1,9 @@
 """Find the runs under the paths a user gives: a run is a directory that directly holds event files.
 
 A run's name is its directory relative to the root it was found under (with several roots, the
-root's own name comes first, with as many parent directories as it takes to keep names unique).
+root's own name comes first, with as many parent directories as it takes to keep names unique), in
+its display form: a byte that is not UTF-8 shows as ``\\xNN`` (`display_name`); the directory keeps
+the raw path, to open files.
 Files of one run are read in the order of the timestamp in their names (restarts and several
 writers), which is the order they were started.
 """
@@ -11,6 +13,8 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+
+from rltop.model.names import display_name
 
 EVENT_PREFIX = "events.out.tfevents."
 _TIMESTAMP = re.compile(r"^events\.out\.tfevents\.(\d+(?:\.\d+)?)")
@@ -59,6 +63,17 @@ def event_file_order(name: str) -> tuple[float, str]:
     return (float(match.group(1)) if match else float("inf"), name)
 
 
+def is_gone(path: str) -> bool:
+    """True only when ``path`` does not exist: a permission error (EACCES) is not a deletion."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def check_paths(paths: list[str]) -> None:
     """Raise `DiscoveryError` for a path that does not exist or cannot be read."""
     for path in paths:
@@ -84,6 +99,8 @@ def discover(paths: list[str], missing_ok: bool = False) -> Discovery:
             _add_single_file(path, label, runs, result)
         elif os.path.isdir(path):
             _walk(path, label, runs, result)
+        elif not is_gone(path):
+            result.problems.append(f"{path}: permission denied; waiting for access")
         else:
             result.problems.append(f"{path}: no such file or directory (deleted?); waiting for it")
     for run in runs.values():
@@ -120,7 +137,7 @@ def _add_single_file(path: str, label: str, runs: dict[str, RunSource], result: 
         result.problems.append(f"{path}: not a TensorBoard event file (events.out.tfevents.*); skipped")
         return
     directory = os.path.dirname(os.path.abspath(path))
-    name = label or os.path.basename(directory)
+    name = display_name(label or os.path.basename(directory))
     run = runs.setdefault(directory, RunSource(name=name, directory=directory))
     run.files.append(os.path.abspath(path))
 
@@ -149,7 +166,7 @@ def _walk(root: str, label: str, runs: dict[str, RunSource], result: Discovery) 
         if not events:
             continue
         relative = os.path.relpath(directory, root_abs)
-        name = _join_name(label, relative) or os.path.basename(root_abs)
+        name = display_name(_join_name(label, relative) or os.path.basename(root_abs))
         run = runs.setdefault(directory, RunSource(name=name, directory=directory))
         for file in events:
             full = os.path.join(directory, file)

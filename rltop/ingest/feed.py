@@ -8,6 +8,7 @@ store through the same `apply_batch`, so a one-shot load and a live feed fill a 
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rltop.ingest.bulk import DecodedBatch
+from rltop.ingest.sessions import session_label
 from rltop.model.run import Store
 
 # RunEvent kinds, in one place so producers and consumers agree on the spelling.
@@ -27,7 +29,8 @@ WAITING = "waiting"  # no event file under the paths yet: the watcher waits for 
 # A file of the run shrank or was replaced: consumers drop what they hold of the run (points,
 # texts, health state) and take the run's points again from this batch on, all files re-read.
 RELOADED = "reloaded"
-EVENT_KINDS = (APPEARED, REMOVED, STALLED, FILE_ERROR, FALLBACK, WAITING, RELOADED)
+SESSION = "session"  # a new session folder (a resume) joined a known run: its points follow
+EVENT_KINDS = (APPEARED, REMOVED, STALLED, FILE_ERROR, FALLBACK, WAITING, RELOADED, SESSION)
 
 # (run name, tag, index of the first point that changed) for each series a batch touched.
 Changes = list[tuple[str, str, int]]
@@ -43,6 +46,7 @@ class PointsBatch:
     wall_times: np.ndarray  # float64, seconds since the epoch
     values: np.ndarray  # float64, NaN and +-Inf kept
     single_precision: bool = True  # every value came from a float32 field
+    session: str = ""  # the session folder the points were read from ("" when unknown)
 
     def __len__(self) -> int:
         return int(self.steps.shape[0])
@@ -72,6 +76,9 @@ class ChangeBatch:
     # `Run.last_change_time`. Runs missing here get `time`.
     change_times: dict[str, float] = field(default_factory=dict)
     file_versions: dict[str, str] = field(default_factory=dict)  # run name -> "brain.Event:2"
+    # (run, session label) -> (session directory, smallest step of that session in this batch):
+    # a session seen for the first time begins at that step (`Run.begin_session`).
+    session_steps: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
     time: float = field(default_factory=time.time)  # when the watcher produced the batch
     initial: bool = False  # part of the first read of what was already on disk
     caught_up: bool = False  # the last batch of that first read (may be empty): live from here on
@@ -85,20 +92,39 @@ class ChangeBatch:
         return not (self.points or self.texts or self.events or self.changed_runs or self.caught_up)
 
     def add_decoded(
-        self, run: str, directory: str, decoded: DecodedBatch, tag_filter: re.Pattern[str] | None = None
+        self,
+        run: str,
+        directory: str,
+        decoded: DecodedBatch,
+        tag_filter: re.Pattern[str] | None = None,
+        path: str | None = None,
     ) -> None:
-        """Add what one read of one file of ``run`` decoded (scalars filtered by ``tag_filter``)."""
+        """Add what one read of the file ``path`` of ``run`` decoded (scalars filtered by ``tag_filter``).
+
+        ``path`` names the session the points come from (the folder holding the file).
+        """
         self.changed_runs[run] = directory
         if decoded.file_version is not None:
             self.file_versions[run] = decoded.file_version
         for tag, step, wall, text in decoded.texts:
             self.texts.append((run, tag, step, wall, text))
+        session = session_label(path) if path is not None else ""
+        first: int | None = None
         for tag, points in decoded.scalars.items():
             if tag_filter is not None and not tag_filter.search(tag):
                 continue
             self.points.append(
-                PointsBatch(run, tag, points.steps, points.wall_times, points.values, points.single_precision)
+                PointsBatch(run, tag, points.steps, points.wall_times, points.values, points.single_precision,
+                            session)
             )
+            if session and len(points.steps):
+                low = int(points.steps.min())
+                first = low if first is None else min(first, low)
+        if first is not None:
+            key = (run, session)
+            known = self.session_steps.get(key)
+            if known is None or first < known[1]:
+                self.session_steps[key] = (os.path.dirname(os.path.abspath(path or "")), first)
 
     def drop_run(self, run: str) -> None:
         """Forget everything this batch holds about ``run`` (its directory was just deleted)."""
@@ -106,6 +132,7 @@ class ChangeBatch:
         self.texts = [t for t in self.texts if t[0] != run]
         for mapping in (self.changed_runs, self.change_times, self.file_versions):
             mapping.pop(run, None)
+        self.session_steps = {key: value for key, value in self.session_steps.items() if key[0] != run}
 
 
 def apply_batch(store: Store, batch: ChangeBatch) -> Changes:
@@ -132,6 +159,14 @@ def apply_batch(store: Store, batch: ChangeBatch) -> Changes:
     first_index: dict[tuple[str, str], int] = {}
     for points in batch.points:
         run = store.run(points.run, batch.changed_runs.get(points.run, ""))
+        if points.session:
+            # The first points of a session (in reading order) begin it: a resumed session
+            # replaces what earlier sessions logged from its first step on, in every tag.
+            directory, first_step = batch.session_steps[(points.run, points.session)]
+            replaced = run.begin_session(points.session, directory, first_step)
+            for tag, index in (replaced or {}).items():
+                key = (points.run, tag)
+                first_index[key] = min(index, first_index.get(key, index))
         first = run.add_points(
             points.tag, points.steps, points.wall_times, points.values, points.single_precision
         )

@@ -13,12 +13,18 @@ A length-CRC mismatch is "not written yet" when no valid record follows it (the 
 middle of a record, or a network file system shows zero-filled space before the data), and
 corruption when one does: the scan then resynchronises on that next valid record and reports the
 skipped span once. A stretch of more than 16 MB with no valid record at all is given up on (reported
-once, its last 64 KB kept) so that garbage can never hold unbounded memory. Payload CRCs are checked
-by the decoder (`rltop.ingest.bulk`), for every record.
+once, its last 64 KB kept) so that garbage can never hold unbounded memory.
+
+A valid header whose record does not fit in the buffer is waited for, unless a complete valid record
+starts inside its claimed span: then the writer has moved on (a torn write, or a length that is
+wrong although its CRC checks) and the span is damage like any other. Payload CRCs are checked by
+the decoder (`rltop.ingest.bulk`), for every record; `rltop.ingest.torn` then searches the claimed
+span of each record that fails for the records hidden in it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,6 +48,11 @@ class FrameScan:
     damage: list[tuple[int, int]] = field(default_factory=list)  # (offset, bytes skipped)
     # Offset of an invalid header with nothing valid after it (waiting for the writer), if any.
     blocked_at: int | None = None
+    # Claimed length of the valid header at ``consumed`` whose record goes past the buffer, if any.
+    waiting_length: int | None = None
+    # The record at ``consumed`` is complete but fails its payload CRC, and nothing valid follows it:
+    # its bytes may not have landed yet (set by `rltop.ingest.torn`).
+    retry: bool = False
 
 
 def strided_view(buf: bytes | memoryview, dtype: str) -> np.ndarray:
@@ -67,7 +78,7 @@ def scan_frames(data: bytes) -> FrameScan:
     found_lengths: list[np.ndarray] = []
     damage: list[tuple[int, int]] = []
     pos = 0
-    blocked_at = None
+    blocked_at = waiting_length = None
     while pos < n:
         j = int(np.searchsorted(starts, pos))
         if j < starts.size and starts[j] == pos:
@@ -83,7 +94,13 @@ def scan_frames(data: bytes) -> FrameScan:
         header_ok = length < MAX_RECORD and _length_crc_ok(data, pos, length, int(u32[pos + 8]))
         if header_ok:
             if pos + OVERHEAD + length > n:
-                break  # payload not written yet
+                inside = _next_valid_record(data, buf, u64, u32, pos + 1, starts)
+                if inside is None:
+                    waiting_length = length  # payload not written yet
+                    break
+                damage.append((pos, inside - pos))  # the writer went on: the length lies
+                pos = inside
+                continue
             found_starts.append(np.array([pos], dtype=np.int64))
             found_lengths.append(np.array([length], dtype=np.int64))
             pos += OVERHEAD + length
@@ -101,7 +118,34 @@ def scan_frames(data: bytes) -> FrameScan:
         blocked_at, pos = None, resume
     record_starts = np.concatenate(found_starts) if found_starts else np.empty(0, np.int64)
     record_lengths = np.concatenate(found_lengths) if found_lengths else np.empty(0, np.int64)
-    return FrameScan(record_starts + HEADER, record_lengths, pos, merge_spans(damage), blocked_at)
+    return FrameScan(
+        record_starts + HEADER, record_lengths, pos, merge_spans(damage), blocked_at, waiting_length
+    )
+
+
+def valid_headers(data: bytes | memoryview, start: int = 0) -> Iterator[tuple[int, int]]:
+    """(offset, claimed length) of every header at or after ``start`` whose length CRC checks, in order.
+
+    The record need not fit in ``data``: the caller decides how to check a record that goes past it.
+    """
+    n = len(data)
+    u64 = strided_view(data, "<u8")
+    u32 = strided_view(data, "<u4")
+    for window in range(start, n - HEADER + 1, _RESYNC_WINDOW):
+        pos = np.arange(window, min(window + _RESYNC_WINDOW, n - HEADER + 1), dtype=np.int64)
+        lengths = u64[pos]
+        plausible = lengths < MAX_RECORD
+        pos, lengths = pos[plausible], lengths[plausible].astype(np.int64)
+        if pos.size:
+            yield from zip(*(a.tolist() for a in _filter_length_crc(u32, pos, lengths)))
+
+
+def record_crc_ok(record: bytes | memoryview) -> bool:
+    """True when ``record`` (one whole record, header to payload CRC) has a valid payload CRC."""
+    length = len(record) - OVERHEAD
+    buf = np.frombuffer(record, dtype=np.uint8)
+    stored = int.from_bytes(record[HEADER + length :], "little")
+    return int(masked_crc32c_rows(buf, np.array([HEADER]), np.array([length]))[0]) == stored
 
 
 def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

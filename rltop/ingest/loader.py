@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from rltop.ingest.discovery import Discovery, compile_filter, discover
 from rltop.ingest.feed import ChangeBatch, Changes, apply_batch
 from rltop.ingest.runfiles import RunFiles
+from rltop.ingest.sessions import SessionGrouper, group_sources
 from rltop.model.run import Store
 
 
@@ -47,7 +48,7 @@ def read_run(
             read = files.read(path)
             problems.extend(read.problems)
             batch = ChangeBatch()
-            batch.add_decoded(files.name, files.directory, read.result.decoded, tag_filter)
+            batch.add_decoded(files.name, files.directory, read.result.decoded, tag_filter, path)
             if read.result.bytes_read:
                 mtime = file_mtime(path)
                 if mtime is not None:
@@ -58,6 +59,9 @@ def read_run(
                 changes.extend(apply_batch(store, batch))
             if not read.more:
                 break
+        tail = files.unfinished(path)  # a one-shot load says what the end of the file hides
+        if tail is not None:
+            problems.append(tail)
     return changes
 
 
@@ -71,6 +75,7 @@ def load(
     tag_filter = compile_filter(tags, "--tags")
     run_filter = compile_filter(runs, "--runs")
     found = discover(paths)
+    found.runs = group_sources(found.runs, SessionGrouper())
     result = LoadResult(store=Store(), discovery=found, problems=list(found.problems))
     for source in found.runs:
         if run_filter is not None and not run_filter.search(source.name):

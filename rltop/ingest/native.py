@@ -13,6 +13,7 @@ import errno
 import logging
 import os
 import threading
+import time
 import warnings
 
 from watchdog.events import (
@@ -176,10 +177,19 @@ class NativeObserver:
             observer, self._observer = self._observer, None
         if observer is None:
             return
-        with contextlib.suppress(Exception):
-            observer.stop()  # also closes the inotify instance, even if never started
+        deadline = time.monotonic() + timeout
+
+        def stop_observer() -> None:
+            with contextlib.suppress(Exception):
+                observer.stop()  # also closes the inotify instance, even if never started
+
+        # watchdog's stop() joins its emitter threads without a timeout: bound it, so that stopping
+        # (SIGTERM to `rltop watch` or `tail`, quitting the dashboard) never hangs on it.
+        stopper = threading.Thread(target=stop_observer, name="rltop-observer-stop", daemon=True)
+        stopper.start()
+        stopper.join(timeout)
         if observer.is_alive():
-            observer.join(timeout)
+            observer.join(max(0.0, deadline - time.monotonic()))
 
 
 def _limit(name: str) -> str:

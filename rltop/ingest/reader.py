@@ -1,8 +1,16 @@
 """Incremental reading of one ``events.out.tfevents.*`` file from a byte offset.
 
-The reader remembers how far it has read and the bytes of a record still being written, so each
-call costs only what was appended since (live tailing reads a few KB, a first load reads the file
-in large windows). It never raises on damaged or half-written data: problems come back as text.
+The reader remembers where the first undecoded record starts, so each call costs only what was
+appended since (live tailing reads a few KB, a first load reads the file in large windows). It never
+raises on damaged or half-written data: problems come back as text.
+
+What it does not do is keep a copy of bytes it could not use yet. A network file system can show a
+file's new size before its bytes (they read as zeros until they land), so an unfinished record is
+read again from the file, from its start, until it validates. A valid header whose record is not
+complete on disk is not re-read at all: the reader waits until the file reaches the record's end
+and then reads it in one go (a 500 MB text summary costs one read), looking meanwhile only at the
+newly appended bytes for a complete record inside the claimed span (which would prove the length
+wrong). Memory stays bounded by the read window whatever a header claims.
 """
 
 from __future__ import annotations
@@ -10,15 +18,26 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from rltop.ingest.bulk import DecodedBatch, decode_records
-from rltop.ingest.frames import HEADER, merge_spans, scan_frames
+from rltop.ingest.frames import (
+    HEADER,
+    MAX_BLOCKED,
+    OVERHEAD,
+    FrameScan,
+    merge_spans,
+    record_crc_ok,
+    scan_frames,
+    valid_headers,
+)
+from rltop.ingest.torn import recover
 
 # Bytes per read. Measured on a 54 MB log: 4 MB windows loaded it 25 % faster than 16 MB ones
 # (the temporaries of a window stay in cache and freed memory is reused instead of faulted in).
 DEFAULT_WINDOW = 4 << 20
 HEAD_BYTES = 32  # first bytes remembered per file (the file_version record, with its wall time)
+RECHECK_BYTES = 1 << 16  # an unfinished tail up to this size is re-read on every call
+LARGE_RECORD = 1 << 20  # a record this large is read on its own, after the points before it
+QUIET_CLAIM = 1 << 20  # a one-shot load mentions an unfinished record claiming this much or more
 
 
 @dataclass
@@ -27,9 +46,21 @@ class ReadResult:
 
     decoded: DecodedBatch = field(default_factory=DecodedBatch)
     problems: list[str] = field(default_factory=list)
-    bytes_read: int = 0
-    more: bool = False  # the file holds more bytes than this call read (call again)
+    bytes_read: int = 0  # bytes newly taken in: file growth seen, or bytes newly decoded
+    more: bool = False  # the file holds more than this call could use (call again)
     restarted: bool = False  # the file shrank or was replaced: everything was read anew
+    large_next: bool = False  # the next call reads one large record (publish these points first)
+
+
+@dataclass
+class _Waiting:
+    """A valid header whose record is not complete on disk yet."""
+
+    end: int  # file position where its record ends
+    checked_to: int  # file position up to which its span was searched for a complete record
+    resume_at: int  # the next search starts here: a record inside the span not complete yet, or the end
+    must_reach: int = 0  # a complete record was found inside the span: the next read reaches its end
+    skip_to: int = 0  # probes start at or after this (past the record found last)
 
 
 class EventFileReader:
@@ -38,8 +69,13 @@ class EventFileReader:
     def __init__(self, path: str, window: int = DEFAULT_WINDOW) -> None:
         self.path = path
         self.window = window
-        self.offset = 0  # file position up to which bytes were read (pending included)
-        self._pending = b""  # bytes of an incomplete record at the end of what was read
+        self.offset = 0  # file position of the first byte not decoded yet (a record start)
+        self._seen = 0  # the largest file size taken in
+        self._waiting: _Waiting | None = None
+        self._blocked = False  # an invalid header at ``offset`` with nothing valid after it (yet)
+        self._retry = False  # the record at ``offset`` fails its CRC with nothing after it (yet)
+        self._open_damage: int | None = None  # damage running into ``offset``, reported once it ends
+        self._stamp: tuple[int, int] | None = None  # (size, mtime) when the unfinished tail was read
         self._identity: tuple[int, int] | None = None
         self._plugins: dict[str, str] = {}
         self._head = b""  # the file's first bytes, to notice a rewrite that keeps the inode
@@ -47,11 +83,11 @@ class EventFileReader:
 
     @property
     def pending_bytes(self) -> int:
-        """Bytes read but not yet decodable (a record the writer has not finished)."""
-        return len(self._pending)
+        """Bytes on disk past the last decoded record (a record the writer has not finished)."""
+        return self._seen - self.offset
 
     def read(self) -> ReadResult:
-        """Read and decode what was appended since the last call (at most one window)."""
+        """Read and decode what was appended since the last call (at most about one window)."""
         result = ReadResult()
         try:
             with open(self.path, "rb") as handle:
@@ -63,52 +99,167 @@ class EventFileReader:
                     self.reset()
                     result.restarted = True
                 self._identity = identity
-                if stat.st_size <= self.offset:
+                size = stat.st_size
+                plan = self._plan(size, (size, stat.st_mtime_ns))
+                if plan is None:
                     return result
-                handle.seek(self.offset)
-                # Read straight after the pending bytes: one copy of the window, not two.
-                want = min(self.window, stat.st_size - self.offset)
-                data = bytearray(len(self._pending) + want)
-                data[: len(self._pending)] = self._pending
-                got = handle.readinto(memoryview(data)[len(self._pending) :])
-                del data[len(self._pending) + got :]
-                result.more = self.offset + got < stat.st_size
+                start, length, probing = plan
+                data = _pread(handle.fileno(), length, start)
+                seen = max(self._seen, start + len(data))
+                result.bytes_read = seen - self._seen
+                self._seen = seen
+                self._stamp = (size, stat.st_mtime_ns)
+                if probing:
+                    self._probe(handle.fileno(), start, data, size, result)
+                    return result
         except OSError as error:
             result.problems.append(f"{self.path}: cannot read: {error.strerror or error}")
             return result
-        result.bytes_read = got
-        base = self.offset - len(self._pending)  # file offset of data[0]
-        self.offset += got
-        if len(self._head) < HEAD_BYTES:
-            self._head = bytes(data[:HEAD_BYTES]) if base == 0 else self._head
+        before = self.offset
+        self._take(start, data, size, result)
+        result.bytes_read = max(result.bytes_read, self.offset - before)
+        return result
+
+    def _plan(self, size: int, stamp: tuple[int, int]) -> tuple[int, int, bool] | None:
+        """(file position, byte count, probe only) of the next read, or None when nothing can change."""
+        waiting = self._waiting
+        if waiting is not None:
+            if waiting.must_reach:
+                return self.offset, max(self.window, waiting.must_reach - self.offset), False
+            if size >= waiting.end:  # the whole record is on disk: read up to its end at once
+                whole = waiting.end - self.offset
+                return self.offset, max(min(self.window, size - self.offset), whole), False
+            if size > waiting.checked_to:  # only the new bytes can hold a record inside the span
+                start = max(self.offset + 1, waiting.resume_at, waiting.skip_to)
+                return start, min(size - start, waiting.checked_to - start + self.window), True
+            return None
+        if size <= self.offset:
+            return None
+        unfinished = size - self.offset
+        if self._seen >= size and unfinished > RECHECK_BYTES and stamp == self._stamp:
+            return None  # a large unfinished tail is read again only once the file changes
+        if self._blocked:  # the whole stretch without a valid record, up to the give-up limit
+            return self.offset, min(unfinished, MAX_BLOCKED + self.window), False
+        return self.offset, min(unfinished, self.window), False
+
+    def _probe(self, fd: int, start: int, data: bytes, size: int, result: ReadResult) -> None:
+        """Look at new bytes inside a waiting record's span for a complete record (a lying length)."""
+        waiting = self._waiting
+        assert waiting is not None
+        unfinished = None
+        for pos, length in valid_headers(data):
+            end = start + pos + OVERHEAD + length
+            if end > size:
+                # A record still being written: looked at again from its start by the next probe
+                # (unless longer than a window: then the writer's next records will tell).
+                if unfinished is None and length <= self.window:
+                    unfinished = pos
+                continue
+            if pos + OVERHEAD + length <= len(data):
+                record = memoryview(data)[pos : pos + OVERHEAD + length]
+            else:
+                record = memoryview(_pread(fd, OVERHEAD + length, start + pos))
+            if record_crc_ok(record):
+                # The writer went on: the claimed length is wrong. The next read covers the span
+                # up to this record, and the scan searches it from the start for the first record.
+                waiting.must_reach = end
+                waiting.skip_to = start + pos + 1
+                result.more = True
+                return
+        waiting.checked_to = start + len(data)
+        waiting.resume_at = start + (max(len(data) - HEADER + 1, 0) if unfinished is None else unfinished)
+        result.more = waiting.checked_to < size
+
+    def _take(self, base: int, data: bytes, size: int, result: ReadResult) -> None:
+        """Decode ``data`` (read at file position ``base``, a record start) and move past it."""
+        at_eof = base + len(data) >= size
         scan = scan_frames(data)
         decoded = decode_records(data, scan.payload_starts, scan.payload_lengths, self._plugins)
-        consumed = scan.consumed
-        damage = list(scan.damage)
-        for start in decoded.bad_crc:
-            length = int(scan.payload_lengths[np.searchsorted(scan.payload_starts, start)])
-            record_start, record_end = start - HEADER, start + length + 4
-            if record_end == consumed and consumed == len(data):
-                # The last record, nothing after it: its payload may not have landed yet (a network
-                # file system shows the size first). Keep it pending instead of calling it damage.
-                consumed = record_start
-            else:
-                damage.append((record_start, record_end - record_start))
-        for where, skipped in merge_spans(damage):
-            result.problems.append(
-                f"{self.path}: corrupt data at byte {base + where} ({skipped} bytes skipped); "
-                "resynchronised on the next valid record"
-            )
+        if decoded.bad_crc:
+            found = scan.payload_starts.size - len(decoded.bad_crc)
+            scan = recover(data, scan, decoded.bad_crc, at_eof)
+            if scan.payload_starts.size != found:  # records were hidden in a damaged span
+                decoded = decode_records(data, scan.payload_starts, scan.payload_lengths, self._plugins)
+        self._report_damage(base, scan, result)
         for start in decoded.bad_records:
             result.problems.append(f"{self.path}: undecodable event at byte {base + start - HEADER}; skipped")
         result.decoded = decoded
-        self._pending = bytes(data[consumed:])
+        if len(self._head) < HEAD_BYTES and base == 0:
+            self._head = bytes(data[:HEAD_BYTES])
+        same_header = self.offset == base + scan.consumed
+        skip_to = self._waiting.skip_to if self._waiting is not None and same_header else 0
+        self.offset = base + scan.consumed
+        self._blocked = scan.blocked_at is not None
+        self._retry = scan.retry
+        self._waiting = None
+        if scan.waiting_length is not None:
+            end = self.offset + OVERHEAD + scan.waiting_length
+            resume = self._unfinished_inside(data, scan.consumed + 1)
+            self._waiting = _Waiting(end, base + len(data), base + resume, skip_to=skip_to)
+            result.more = end <= size or base + len(data) < size
+            result.large_next = end <= size and scan.waiting_length >= LARGE_RECORD
+        elif self._blocked:
+            result.more = not at_eof
+        else:  # what is left at the end of the file (a partial header, a retry) waits for the file
+            result.more = self.offset < size and not at_eof
         # Nothing valid from the first byte on: say so once, but keep waiting in case the
         # writer is still producing its first record (it normally writes 88 bytes at once).
-        if base == 0 and scan.blocked_at == 0 and not result.more and not self._reported_stuck:
+        if base == 0 and scan.blocked_at == 0 and at_eof and not self._reported_stuck:
             result.problems.append(f"{self.path}: no valid TFRecord at the start; not an event file?")
             self._reported_stuck = True
-        return result
+
+    def _unfinished_inside(self, data: bytes, start: int) -> int:
+        """Where to search a waiting record's span next: the first record in it that is not complete
+        in ``data`` (at most a window long), else the end of ``data``."""
+        for pos, length in valid_headers(data, start):
+            if pos + OVERHEAD + length > len(data) and length <= self.window:
+                return pos
+        return max(len(data) - HEADER + 1, start)
+
+    def _report_damage(self, base: int, scan: FrameScan, result: ReadResult) -> None:
+        """One line per damaged span; a span running into the unfinished tail waits for its end."""
+        spans = [(base + where, size) for where, size in scan.damage]
+        if self._open_damage is not None:
+            if spans and spans[0][0] == base:
+                spans[0] = (self._open_damage, spans[0][0] + spans[0][1] - self._open_damage)
+            else:
+                spans.insert(0, (self._open_damage, base - self._open_damage))
+            self._open_damage = None
+        spans = merge_spans(spans)
+        new_offset = base + scan.consumed
+        if spans and spans[-1][0] + spans[-1][1] == new_offset and scan.blocked_at is not None:
+            self._open_damage = spans.pop()[0]
+        for where, skipped in spans:
+            result.problems.append(
+                f"{self.path}: corrupt data at byte {where} ({skipped} bytes skipped); "
+                "resynchronised on the next valid record"
+            )
+
+    def unfinished(self) -> str | None:
+        """What a one-shot load should say about the end of the file (None: nothing worth saying).
+
+        A small record still being written is normal; a record claiming a megabyte or more that the
+        file does not hold (a length that lies, or a huge record cut short), or a last record that
+        fails its checksum, hides data and is said.
+        """
+        if self._waiting is not None:
+            claimed = self._waiting.end - self.offset - OVERHEAD
+            if claimed >= QUIET_CLAIM:
+                return (
+                    f"{self.path}: file ends inside a record claiming {claimed} bytes (at byte "
+                    f"{self.offset}, {self._seen - self.offset} bytes present); nothing after it was read"
+                )
+        if self._retry:
+            return (
+                f"{self.path}: the last record (at byte {self.offset}) does not match its checksum: "
+                "damaged, or not completely written yet; skipped"
+            )
+        if self._open_damage is not None:
+            return (
+                f"{self.path}: corrupt data at byte {self._open_damage} "
+                f"({self._seen - self._open_damage} bytes, to the end of the file); skipped"
+            )
+        return None
 
     def _restart_reason(self, handle, identity: tuple[int, int], size: int) -> str | None:
         """Why what was read no longer describes the file (None when it still does)."""
@@ -116,20 +267,39 @@ class EventFileReader:
             return None
         if identity != self._identity:
             return "was replaced"
-        if size < self.offset:
+        if size < self._seen:
             return "shrank"
-        if self._head:
-            # Truncated and rewritten past the old size between two reads keeps the inode and
-            # grows: only the first bytes (a new writer's first record and wall time) tell.
-            handle.seek(0)
-            if handle.read(len(self._head)) != self._head:
-                return "was rewritten"
+        # Truncated and rewritten past the old size between two reads keeps the inode and grows:
+        # only the first bytes (a new writer's first record and wall time) tell.
+        if self._head and os.pread(handle.fileno(), len(self._head), 0) != self._head:
+            return "was rewritten"
         return None
 
     def reset(self) -> None:
-        """Forget the offset and pending bytes: the next read starts at the beginning."""
+        """Forget everything read: the next read starts at the beginning."""
         self._head = b""
         self.offset = 0
-        self._pending = b""
+        self._seen = 0
+        self._waiting = None
+        self._blocked = self._retry = False
+        self._open_damage = None
+        self._stamp = None
         self._plugins.clear()
         self._reported_stuck = False
+
+
+def _pread(fd: int, length: int, position: int) -> bytes:
+    """``length`` bytes at ``position`` (fewer at the end of the file), whatever the read size limit."""
+    first = os.pread(fd, length, position)
+    if len(first) == length or not first:
+        return first
+    parts = [first]
+    got = len(first)
+    while got < length:
+        part = os.pread(fd, length - got, position + got)
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
+

@@ -78,6 +78,10 @@ class RunFiles:
             del self._trouble[path]
         return FileRead(path, result, list(problems))
 
+    def unfinished(self, path: str) -> str | None:
+        """What the end of ``path`` hides after reading it to its end (see `EventFileReader.unfinished`)."""
+        return self.readers[path].unfinished()
+
     def pending_bytes(self) -> int:
         """Bytes read but still waiting for the rest of their record, over all files."""
         return sum(reader.pending_bytes for reader in self.readers.values())

@@ -14,24 +14,27 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from rltop.ingest.discovery import discover
+from rltop.ingest.discovery import RunSource, discover, is_gone
 from rltop.ingest.feed import (
     APPEARED,
     FILE_ERROR,
     RELOADED,
     REMOVED,
+    SESSION,
     STALLED,
     ChangeBatch,
     RunEvent,
 )
 from rltop.ingest.loader import file_mtime
 from rltop.ingest.runfiles import RunFiles
+from rltop.ingest.sessions import SessionGrouper, in_time_order
 from rltop.model.durations import format_duration
 
 STALL_AFTER = 300.0  # seconds without new data before a live run is reported stalled (at least)
 STALL_GAP_FACTOR = 3.0  # ... and at least this many times its longest recent gap between writes
 RECENT = 120.0  # a file that grew this recently is read on every poll
 RARE_EVERY = 10  # older files (finished restarts) are read on every tenth poll only
+UNDECIDED_AFTER = 30.0  # a new session with no scalar after this long is shown as its own run
 
 
 @dataclass
@@ -44,6 +47,7 @@ class TrackedRun:
     live: bool = False  # it grew during this session (only live runs can stall)
     stalled: bool = False  # a "stalled" event was sent and no data came since
     gaps: deque = field(default_factory=lambda: deque(maxlen=16))  # recent gaps between growths
+    sessions: set[str] = field(default_factory=set)  # folders of later sessions that joined the run
     # Files read to their end at least once: until then a read is history found on disk (dated
     # by the file's mtime), however many windows a large file takes.
     caught_up: set[str] = field(default_factory=set)
@@ -80,6 +84,8 @@ class Tracker:
         self._unknown: set[str] = set()  # changed files not explained yet by a rescan
         self._unexplained: set[str] = set()  # ... nor by the last one: ignored until the next tick
         self._polls = 0
+        self.grouper = SessionGrouper()
+        self.flush_due = False  # the next read is one large record: deliver the points before it
 
     # -- the batch ------------------------------------------------------------------------------
 
@@ -98,42 +104,71 @@ class Tracker:
 
         With ``read_all`` every known file is marked too: after a native "tree changed" event a
         file may have been replaced by a rename, which no write event announces. Polling passes
-        False (its own schedule reads the files) so that old files stay cheap.
+        False (its own schedule reads the files) so that old files stay cheap. A new session
+        folder of a known ``output_dir`` joins its run when it resumes it (`rltop.ingest.sessions`).
         """
         found = discover(self.paths, missing_ok=True)
         problems = set(found.problems)
         for problem in sorted(problems - self._scan_problems):
             self._event(FILE_ERROR, None, problem)
         self._scan_problems = problems
-        seen: set[str] = set()
-        for source in found.runs:
-            directory = source.directory
-            seen.add(directory)
-            tracked = self.runs.get(directory)
+        sessions: set[str] = set()
+        listed: dict[str, set[str]] = {}  # run directory -> event files listed for it
+        for source in in_time_order(found.runs):
+            sessions.add(source.directory)
+            owner = self._place(source)
+            if owner is None:
+                continue
+            if owner in self.ignored:
+                self.ignored.add(source.directory)  # later sessions of a run --runs leaves out
+                continue
+            tracked = self.runs.get(owner)
             if tracked is None:
                 if self.run_filter is not None and not self.run_filter.search(source.name):
-                    self.ignored.add(directory)
+                    self.ignored.add(owner)
                     continue
-                tracked = self.runs[directory] = TrackedRun(RunFiles(source.name, directory))
-                self._event(APPEARED, source.name, f"new run {source.name} ({directory})", directory)
+                tracked = self.runs[owner] = TrackedRun(RunFiles(source.name, owner))
+                self._event(APPEARED, source.name, f"new run {source.name} ({owner})", owner)
+            elif owner != source.directory and source.directory not in tracked.sessions:
+                tracked.sessions.add(source.directory)
+                message = f"run {tracked.name}: new session {source.directory}"
+                self._event(SESSION, tracked.name, message, owner)
             for path in source.files:
                 if tracked.files.add_file(path):
-                    self._run_of[path] = directory
+                    self._run_of[path] = owner
                     self._dirty.add(path)
-            listed = set(source.files)
-            self._forget_deleted_files(tracked, [p for p in tracked.files.paths if p not in listed])
-        for directory in [d for d in self.runs if d not in seen]:
-            self._check_unlisted_run(self.runs[directory])
-        self.ignored &= seen
+            listed.setdefault(owner, set()).update(source.files)
+        for directory, tracked in list(self.runs.items()):
+            if directory in listed:
+                gone = [p for p in tracked.files.paths if p not in listed[directory]]
+                self._forget_deleted_files(tracked, gone)
+            else:
+                self._check_unlisted_run(tracked)
+        self.ignored &= sessions | {self.grouper.owner(d) for d in sessions}
         self._unexplained = {p for p in self._unknown if p not in self._run_of}
         self._unknown.clear()
         if read_all:
             self._dirty.update(self._run_of)
 
+    def _place(self, source: RunSource) -> str | None:
+        """The run a listed session folder belongs to; None while it cannot be told yet.
+
+        A session of a known ``output_dir`` that has not logged a scalar yet may be a resume or a
+        fresh start: it waits, unless its files have not changed for `UNDECIDED_AFTER` seconds (a
+        session that crashed before its first point is shown as a run of its own).
+        """
+        owner = self.grouper.place(source)
+        if owner is not None:
+            return owner
+        newest = max((file_mtime(path) or 0.0 for path in source.files), default=0.0)
+        if self.clock() - newest >= UNDECIDED_AFTER:
+            return self.grouper.place_undecided(source)
+        return None
+
     def _forget_deleted_files(self, tracked: TrackedRun, candidates: Iterable[str]) -> None:
         for path in candidates:
-            if os.path.exists(path):
-                continue  # not listed, but there: a listing problem, reported by the scan
+            if not is_gone(path):
+                continue  # not listed, but there (or unreadable): a listing problem, said by the scan
             tracked.files.forget_file(path)
             tracked.grew.pop(path, None)
             self._run_of.pop(path, None)
@@ -143,14 +178,18 @@ class Tracker:
     def _check_unlisted_run(self, tracked: TrackedRun) -> None:
         """A known run the listing no longer shows: deleted, emptied, or just unreadable now."""
         directory = tracked.files.directory
-        if os.path.isdir(directory):
+        folders = {directory, *tracked.sessions, *(os.path.dirname(p) for p in tracked.files.paths)}
+        if not all(is_gone(folder) for folder in folders):
             self._forget_deleted_files(tracked, tracked.files.paths)
             if tracked.files.paths:
-                return  # still there, but could not be listed (reported as a scan problem)
+                # Still there, but it could not be listed (chmod, said once as a scan problem): the
+                # run keeps its files, offsets and state, and its known files are still tried.
+                return
             reason = "its event files were deleted"
         else:
             reason = f"its directory {directory} was deleted"
         del self.runs[directory]
+        self.grouper.forget(directory)
         for path in [p for p, d in self._run_of.items() if d == directory]:
             del self._run_of[path]
             self._dirty.discard(path)
@@ -214,12 +253,13 @@ class Tracker:
             return False
         if read.result.bytes_read:
             self.batch.add_decoded(
-                tracked.name, tracked.files.directory, read.result.decoded, self.tag_filter
+                tracked.name, tracked.files.directory, read.result.decoded, self.tag_filter, path
             )
             self._grew(tracked, path, first_read)
             self.batch.change_times[tracked.name] = tracked.last_change
         if not read.more:
             tracked.caught_up.add(path)
+        self.flush_due = read.result.large_next
         return read.more
 
     def _reload_run(self, tracked: TrackedRun) -> None:
@@ -239,7 +279,7 @@ class Tracker:
                 for problem in read.problems:
                     self._event(FILE_ERROR, name, problem)
                 if read.result.bytes_read:
-                    self.batch.add_decoded(name, directory, read.result.decoded, self.tag_filter)
+                    self.batch.add_decoded(name, directory, read.result.decoded, self.tag_filter, path)
                 if not read.more:
                     break
             self._dirty.discard(path)

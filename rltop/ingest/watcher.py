@@ -200,7 +200,7 @@ class Watcher:
         self._flush()
 
     def _flush_if_big(self) -> None:
-        if self._tracker.batch.point_count() >= FLUSH_POINTS:
+        if self._tracker.batch.point_count() >= FLUSH_POINTS or self._tracker.flush_due:
             self._flush()
 
     def _flush(self, caught_up: bool = False) -> None:

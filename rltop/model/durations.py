@@ -5,6 +5,8 @@ Kept free of numpy: the dashboard's first frame imports it before anything heavy
 
 from __future__ import annotations
 
+import time
+
 
 def format_duration(seconds: float) -> str:
     """``12 s``, ``34 min``, ``5 h 3 min``, ``3 d 4 h``: a rounded-down positive duration."""
@@ -19,3 +21,10 @@ def format_duration(seconds: float) -> str:
         return f"{hours} h {minutes} min" if minutes else f"{hours} h"
     days, hours = divmod(hours, 24)
     return f"{days} d {hours} h" if hours else f"{days} d"
+
+
+def iso_utc(timestamp: float | None) -> str | None:
+    """ISO 8601 in UTC with a ``Z`` (``2026-11-29T21:56:48Z``), for JSON; None stays None."""
+    if timestamp is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(timestamp))

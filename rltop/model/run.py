@@ -24,14 +24,30 @@ class TextEntry:
 
 
 @dataclass
+class Session:
+    """One ``trainer.train()`` call of a run: the folder it wrote and the step it began at."""
+
+    label: str  # the session folder's name (``Dec01_07-56-27_vm``), or the run folder's own
+    directory: str
+    first_step: int
+
+
+@dataclass
 class Run:
-    """Everything rltop knows about one run: its scalar series, texts and freshness."""
+    """Everything rltop knows about one run: its scalar series, texts and freshness.
+
+    A run resumed from a checkpoint has several sessions (see `rltop.ingest.sessions`): when a
+    later session begins at step S, every point at step >= S of the earlier ones is dropped (the
+    later session is the one that continued), so each point belongs to the latest session that
+    began at or before its step.
+    """
 
     name: str
     directory: str
     series: dict[str, Series] = field(default_factory=dict)
     texts: dict[str, list[TextEntry]] = field(default_factory=dict)
     file_version: str | None = None
+    sessions: list[Session] = field(default_factory=list)
     # Wall time (from the events) of the newest point, and local time of the last file change:
     # together they tell "no new point for 7 min" from "the writer buffers" (see README).
     last_point_wall_time: float | None = None
@@ -55,6 +71,51 @@ class Run:
             if self.last_point_wall_time is None or newest > self.last_point_wall_time:
                 self.last_point_wall_time = newest
         return first
+
+    def begin_session(self, label: str, directory: str, first_step: int) -> dict[str, int] | None:
+        """Note that session ``label`` writes points from ``first_step`` on.
+
+        None when the session is known already; else the tags whose points it replaced, each with
+        its first changed index: a session after the first replaces what the earlier ones logged
+        at ``first_step`` and later, in every tag (also in tags it never logs itself, such as an
+        end-of-training summary).
+        """
+        if any(session.label == label for session in self.sessions):
+            return None
+        replaced: dict[str, int] = {}
+        if self.sessions:
+            for tag, series in self.series.items():
+                before = len(series)
+                if series.drop_from(first_step) < before:
+                    replaced[tag] = len(series)
+        self.sessions.append(Session(label, directory, int(first_step)))
+        return replaced
+
+    def session_starts(self) -> tuple[list[int], list[str]]:
+        """(first steps, labels) of the sessions that still own points, in step order."""
+        starts: list[int] = []
+        labels: list[str] = []
+        for session in self.sessions:
+            while starts and starts[-1] >= session.first_step:  # replaced from its first step on
+                starts.pop()
+                labels.pop()
+            starts.append(session.first_step)
+            labels.append(session.label)
+        return starts, labels
+
+    def session_labels(self, steps: np.ndarray) -> list[str]:
+        """The session each step belongs to ("" for a run without session information)."""
+        starts, labels = self.session_starts()
+        if not labels:
+            return [""] * len(steps)
+        index = np.searchsorted(np.asarray(starts, dtype=np.int64), np.asarray(steps), side="right") - 1
+        # Points before the first session's first step (step 0 texts, odd logs) belong to it.
+        return [labels[i] for i in np.maximum(index, 0).tolist()]
+
+    @property
+    def resumed_at(self) -> int | None:
+        """The step the latest session began at, when the run was resumed (None otherwise)."""
+        return self.sessions[-1].first_step if len(self.sessions) > 1 else None
 
     def add_text(self, tag: str, step: int, wall_time: float, text: str) -> None:
         """Record one text summary point."""

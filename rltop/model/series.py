@@ -109,18 +109,25 @@ class Series:
             return first_changed
         for i in _restart_points(steps):
             chunk = slice(i[0], i[1])
-            first_changed = min(first_changed, self._purge_from(int(steps[chunk.start])))
+            first_changed = min(first_changed, self.purge_from(int(steps[chunk.start])))
             self._extend(steps[chunk], wall_times[chunk], values[chunk])
         return first_changed
 
-    def _purge_from(self, step: int) -> int:
+    def purge_from(self, step: int) -> int:
         """Drop every point whose step is >= ``step`` if ``step`` goes backwards; return new size."""
         if self._size and step < self._steps[self._size - 1]:
-            keep = self._steps[: self._size] < step
-            kept = int(np.count_nonzero(keep))
+            self.drop_from(step)
+        return self._size
+
+    def drop_from(self, step: int) -> int:
+        """Drop every point whose step is >= ``step`` (counted in `purged`); return the new size.
+
+        Steps never decrease within a series (appends that go backwards purge first), so the
+        points kept are a prefix and no column needs compacting.
+        """
+        if self._size and self._steps[self._size - 1] >= step:
+            kept = int(np.searchsorted(self._steps[: self._size], step, side="left"))
             self.purged += self._size - kept
-            for column in (self._steps, self._walls, self._values):
-                column[:kept] = column[: self._size][keep]
             self._size = kept
         return self._size
 

@@ -1,8 +1,12 @@
 """``rltop export``/``rltop tail`` lines: every point as CSV or JSON Lines, values exact.
 
-Columns/keys: ``run,tag,step,wall_time,value``. Values are the shortest text that reads back to
+Columns/keys: ``run,tag,step,wall_time,value,session``. ``session`` is the session folder a point
+was read from (``Dec01_07-56-27_vm``: a resumed run has one per ``trainer.train()`` call). Values
+are the shortest text that reads back to
 the stored number (`rltop.model.values`). In JSON Lines non-finite values are the strings
 ``"nan"``, ``"inf"`` and ``"-inf"`` (JSON has no NaN; strings keep every line valid for ``jq``).
+Names go through `visible` (``\x1b`` for a control character) unless ``raw``: a terminal shows
+the lines sooner or later (``| jq -r``, ``| less``), and control characters are never data.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from rltop.model.series import Points, Series
 from rltop.model.values import format_steps, format_values
 from rltop.view.safe_text import visible
 
-CSV_HEADER = "run,tag,step,wall_time,value"
+CSV_HEADER = "run,tag,step,wall_time,value,session"
 FORMATS = ("csv", "jsonl")
 _NON_FINITE = {"nan", "inf", "-inf"}
 
@@ -34,28 +38,39 @@ def csv_field(text: str) -> str:
 
 
 def format_points(
-    run: str, tag: str, points: Points, single: bool, fmt: str, to_terminal: bool = False
+    run: str,
+    tag: str,
+    points: Points,
+    single: bool,
+    fmt: str,
+    raw: bool = False,
+    sessions: list[str] | str = "",
 ) -> Iterator[str]:
     """Lines (without newline) for some points of one series, in the given order.
 
-    ``to_terminal``: CSV names go to a screen, so control characters in them (a tag named
-    ``\x1b]0;...`` would retitle the terminal) are shown as escapes; files and pipes get the
-    exact bytes. JSON escapes them anyway.
+    ``sessions``: the session of each point, or one session for all of them. Control, format and
+    bidi characters in the names (a tag named ``\x1b]0;...`` would retitle the terminal that shows
+    them) become escapes such as ``\x1b``; ``raw`` keeps the exact names (JSON still escapes them
+    its own way, ``\u001b``).
     """
-    if to_terminal and fmt == "csv":
+    if not raw:
         run, tag = visible(run), visible(tag)
+        sessions = visible(sessions) if isinstance(sessions, str) else [visible(s) for s in sessions]
     steps = format_steps(points.steps)
     walls = format_values(points.wall_times, single_precision=False)
     values = format_values(points.values, single_precision=single)
+    labels = [sessions] * len(steps) if isinstance(sessions, str) else sessions
     if fmt == "csv":
         prefix = f"{csv_field(run)},{csv_field(tag)},"
-        for step, wall, value in zip(steps, walls, values):
-            yield f"{prefix}{step},{wall},{value}"
+        fields = {label: csv_field(label) for label in set(labels)}
+        for step, wall, value, label in zip(steps, walls, values, labels):
+            yield f"{prefix}{step},{wall},{value},{fields[label]}"
         return
     head = f'{{"run": {json.dumps(run)}, "tag": {json.dumps(tag)}, "step": '
-    for step, wall, value in zip(steps, walls, values):
+    quoted = {label: json.dumps(label) for label in set(labels)}
+    for step, wall, value, label in zip(steps, walls, values, labels):
         shown = f'"{value}"' if value in _NON_FINITE else value
-        yield f'{head}{step}, "wall_time": {wall}, "value": {shown}}}'
+        yield f'{head}{step}, "wall_time": {wall}, "value": {shown}, "session": {quoted[label]}}}'
 
 
 def sorted_points(series: Series) -> Points:
@@ -67,7 +82,7 @@ def sorted_points(series: Series) -> Points:
     return Points(points.steps[order], points.wall_times[order], points.values[order])
 
 
-def export_lines(store: Store, fmt: str, to_terminal: bool = False) -> Iterable[str]:
+def export_lines(store: Store, fmt: str, raw: bool = False) -> Iterable[str]:
     """Every point of every run, sorted by run, tag and step; CSV starts with its header."""
     if fmt == "csv":
         yield CSV_HEADER
@@ -75,6 +90,7 @@ def export_lines(store: Store, fmt: str, to_terminal: bool = False) -> Iterable[
         run = store.runs[name]
         for tag in sorted(run.series):
             series = run.series[tag]
+            points = sorted_points(series)
             yield from format_points(
-                name, tag, sorted_points(series), series.single_precision, fmt, to_terminal
+                name, tag, points, series.single_precision, fmt, raw, run.session_labels(points.steps)
             )

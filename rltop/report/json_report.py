@@ -10,13 +10,12 @@ finite value is ``null``. Names and messages are the exact strings (JSON escapes
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 from rltop import __version__
 from rltop.health.findings import Finding
-from rltop.model.values import format_value
+from rltop.model.values import json_number
 from rltop.report.snapshot import FAIL_ON, Snapshot
 from rltop.view.humanize import iso_utc
 from rltop.view.metric_view import MetricView
@@ -25,18 +24,6 @@ from rltop.view.run_view import RunView
 SCHEMA_NAME = "rltop-snapshot"
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
-
-
-def json_number(value: float | None, single_precision: bool = False) -> float | int | str | None:
-    """A number for JSON: shortest round-trip float, ``"nan"``/``"inf"``/``"-inf"``, or None."""
-    if value is None:
-        return None
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    # float() of the shortest text is the float64 nearest to it, which json prints as that text.
-    return float(format_value(value, single_precision))
 
 
 def snapshot_dict(snapshot: Snapshot, fail_on: str = "critical") -> dict[str, Any]:
@@ -101,6 +88,10 @@ def finding_dict(finding: Finding, single_precision: bool = False) -> dict[str, 
         "active": finding.active,
         "message": finding.message,
         "advice": finding.advice,
+        "episodes": finding.episodes,
+        "spans": [list(span) for span in finding.spans],
+        "stage": finding.stage.name.lower(),
+        "acknowledged": finding.acknowledged,
     }
 
 

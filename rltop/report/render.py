@@ -73,8 +73,12 @@ def render(
     width: int = DEFAULT_WIDTH,
     color: bool = False,
     fail_on: str = "critical",
+    raw: bool = False,
 ) -> str:
-    """The snapshot in one of `FORMATS` (``color`` and ``width`` matter to text, SVG and HTML)."""
+    """The snapshot in one of `FORMATS` (``color`` and ``width`` matter to text, SVG and HTML).
+
+    ``raw``: CSV keeps names exactly (by default their control characters are escaped).
+    """
     if fmt == "text":
         return render_text(snapshot, width, color)
     if fmt in ("svg", "html"):
@@ -84,5 +88,5 @@ def render(
     if fmt == "json":
         return render_json(snapshot, fail_on)
     if fmt == "csv":
-        return render_csv(snapshot)
+        return render_csv(snapshot, raw)
     raise ValueError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")

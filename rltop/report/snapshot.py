@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rltop.health.findings import Level
+from rltop.model.names import display_name
 from rltop.model.run import Store
 from rltop.view.fleet import state_counts
 from rltop.view.names import run_display_names
@@ -64,4 +65,9 @@ def build_snapshot(
     now = time.time() if now is None else now
     names = run_display_names({name: run.directory for name, run in store.runs.items()})
     runs = [build_run_view(store.runs[name], health[name], now, names[name]) for name in store.sorted_names()]
-    return Snapshot(runs=runs, generated_at=now, roots=list(roots or []), problems=list(problems or []))
+    # Paths and messages name directories that need not be UTF-8: their display form, so that every
+    # format (a UTF-8 file, JSON, a strict stdout) can carry them.
+    return Snapshot(
+        runs=runs, generated_at=now, roots=[display_name(root) for root in roots or []],
+        problems=[display_name(problem) for problem in problems or []],
+    )  # fmt: skip

@@ -35,10 +35,12 @@ from rltop.view.safe_text import visible
 from rltop.view.sentences import calm_sentence, empty_sentence
 
 if TYPE_CHECKING:
+    from rltop.alerts.settings import AlertSettings
     from rltop.health.engine import HealthEngine, RunHealth
     from rltop.health.rules import Rules
     from rltop.ingest.feed import ChangeBatch
     from rltop.model.run import Store
+    from rltop.ui.alerting import DashboardAlerts
     from rltop.ui.session import Session
 
 MIN_REPAINT = 0.25
@@ -77,11 +79,13 @@ class RltopApp(App[int]):
         run: str | None = None,
         follow: str = "worst",
         screenshot_dir: str | None = None,
+        alerts: AlertSettings | None = None,
     ) -> None:
         """``paths`` are watched live; with ``store`` (tests, snapshots) that store is shown as is.
 
         ``follow``: which run to show by itself, "worst", "newest" or a run name (``run`` is the
-        same as a name); ``screenshot_dir``: where the screenshot command saves (default: here).
+        same as a name); ``screenshot_dir``: where the screenshot command saves (default: here);
+        ``alerts``: hooks, webhooks, bell and title (`rltop.ui.alerting`); None tells nobody.
         """
         super().__init__()
         self.paths = list(paths or ["."])
@@ -93,6 +97,8 @@ class RltopApp(App[int]):
         if store is not None:
             self._create_session()
         self._watch_options = None if store is not None else {"poll": poll, "tags": tags, "runs": runs}
+        self._alert_settings = alerts
+        self._alerts: DashboardAlerts | None = None
         self.smoothing = DEFAULT_SMOOTHING
         self.x_mode = "step"
         self.overlay_runs = True
@@ -165,6 +171,10 @@ class RltopApp(App[int]):
         """The heavy imports, the session, the watcher and the clock."""
         if self.session is None:
             self._create_session()
+        if self._alert_settings is not None:
+            from rltop.ui.alerting import DashboardAlerts
+
+            self._alerts = DashboardAlerts(self, self._alert_settings)
         if self._watch_options is not None:
             self._start_watcher()
         self.set_interval(1.0, self._tick)
@@ -186,6 +196,8 @@ class RltopApp(App[int]):
         watcher, self._watcher = self._watcher, None
         if watcher is not None:
             watcher.stop(1.0)
+        if self._alerts is not None:
+            self._alerts.close()
 
     @on(WatcherFailed)
     def _watcher_failed(self, message: WatcherFailed) -> None:
@@ -230,6 +242,7 @@ class RltopApp(App[int]):
         if session.dirty.runs:
             session.reassess()
             self._last_assess = time.monotonic()
+        self._observe_alerts()
         structure = session.dirty.structure
         changed_runs = session.dirty.runs | session.dirty.verdicts
         switched = session.choose_run()
@@ -279,13 +292,24 @@ class RltopApp(App[int]):
         if self.session.current is not None and not self.paused:
             self.dashboard.show_overview(self.session.overview_rows())  # ages tick, finished runs
 
+    def _observe_alerts(self) -> None:
+        """Hand the verdicts to the alerts (hooks, webhooks, bell, title)."""
+        if self._alerts is not None and self.session is not None:
+            self._alerts.observe(self.session.store, self.session.health, self.session.caught_up)
+
     async def _tick(self) -> None:
         """Once a second: the header's clock text; every REASSESS_EVERY s the health (stall rule)."""
+        if self._alerts is not None:
+            self._alerts.tick()
+            if self.paused:  # the screen is frozen; the alerts are not
+                self.session.reassess()
+                self._observe_alerts()
         if self.paused:
             return
         if time.monotonic() - self._last_assess >= REASSESS_EVERY and self.store.runs:
             self._last_assess = time.monotonic()
             changed = self.session.reassess(set(self.store.runs))
+            self._observe_alerts()
             if changed:
                 self.session.dirty.verdicts.update(changed)
                 self._schedule_flush()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from rltop.model.durations import format_duration
+from rltop.model.durations import format_duration, iso_utc
 
 __all__ = ["age_text", "format_duration", "format_rate", "format_staleness", "format_utc", "iso_utc",
            "plural"]
@@ -19,13 +19,6 @@ def format_utc(timestamp: float | None) -> str:
     if timestamp is None:
         return "–"
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(timestamp))
-
-
-def iso_utc(timestamp: float | None) -> str | None:
-    """ISO 8601 in UTC with a ``Z`` (``2026-11-29T21:56:48Z``), for JSON; None stays None."""
-    if timestamp is None:
-        return None
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(timestamp))
 
 
 def format_staleness(seconds: float | None) -> str:

@@ -21,6 +21,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 from rltop.model.catalog import SPLITS, describe
+from rltop.model.names import display_name as path_text
 from rltop.view.cells import cell_len
 from rltop.view.text_fit import elisions
 
@@ -160,7 +161,9 @@ def run_display_names(directories: Mapping[str, str]) -> dict[str, str]:
     See the module docstring. Names are distinct: where the rules would make two equal, those runs
     keep their full run names.
     """
-    split = {name: _split_session(_segments(directory or name)) for name, directory in directories.items()}
+    # Display forms (a path that is not UTF-8 shows its bytes as \xNN): what the names are made of.
+    split = {name: _split_session(_segments(path_text(directory or name)))
+             for name, directory in directories.items()}
     shown = _without_shared({name: identity for name, (identity, _) in split.items()})
     by_shown: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for name, parts in shown.items():
@@ -176,7 +179,8 @@ def run_display_names(directories: Mapping[str, str]) -> dict[str, str]:
 
 
 def _segments(path: str) -> list[str]:
-    return [part for part in re.split(r"[/\\]", os.path.normpath(path)) if part not in ("", ".")]
+    # Only "/" separates (a backslash is part of a name: the \xNN of a byte that is not UTF-8).
+    return [part for part in os.path.normpath(path).split("/") if part not in ("", ".")]
 
 
 def is_session_folder(segment: str) -> bool:

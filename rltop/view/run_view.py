@@ -16,6 +16,7 @@ from rltop.health.calibration import Calibration
 from rltop.health.findings import Finding, Level
 from rltop.health.stall import is_finished
 from rltop.model.catalog import group_tags, trainer_kind
+from rltop.model.names import display_name as path_text
 from rltop.model.run import Run
 from rltop.view.alerts import AlertView, build_alerts
 from rltop.view.config import config_summary, headline_config
@@ -136,7 +137,7 @@ def build_run_view(
     return RunView(
         name=run.name,
         display_name=run.name if display_name is None else display_name,
-        directory=run.directory,
+        directory=path_text(run.directory),  # a path that is not UTF-8 shows its bytes as \xNN
         kind=(health.kind if health is not None and health.kind else trainer_kind(run.series)),
         level=Level(health.level) if health is not None else Level.OK,
         empty=empty,

@@ -1,0 +1,47 @@
+"""Failures of alert recipients, said once: a hook that always fails must not flood the log.
+
+The first failure of each kind (exit status, timeout, connection refused…) of each recipient is
+reported; later ones are only counted, and `summary` says how many there were when rltop ends. A
+recipient that works again after failing says so once, so a log never ends on a stale error.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+
+class Problems:
+    """Reports each recipient's failures once per kind; thread-safe (recipients run in threads)."""
+
+    def __init__(self, report: Callable[[str], None]) -> None:
+        self.report = report
+        self._lock = threading.Lock()
+        self._said: set[tuple[str, str]] = set()
+        self._counts: dict[str, int] = {}
+        self._failing: set[str] = set()
+
+    def failed(self, who: str, kind: str, message: str) -> None:
+        """``who`` failed (``kind`` groups alike failures); the first of its kind is reported."""
+        with self._lock:
+            self._counts[who] = self._counts.get(who, 0) + 1
+            self._failing.add(who)
+            first = (who, kind) not in self._said
+            self._said.add((who, kind))
+        if first:
+            self.report(f"{message} (said once; later failures of this kind are only counted)")
+
+    def worked(self, who: str) -> None:
+        """``who`` delivered an alert; said once after a failure."""
+        with self._lock:
+            if who not in self._failing:
+                return
+            self._failing.discard(who)
+            count = self._counts.get(who, 0)
+        self.report(f"{who} works again (after {count} failure{'s' * (count != 1)})")
+
+    def summary(self) -> list[str]:
+        """One line per recipient that failed more than once: how often."""
+        with self._lock:
+            return [f"{who} failed {count} times in all" for who, count in sorted(self._counts.items())
+                    if count > 1]

@@ -1,0 +1,283 @@
+"""``rltop watch`` end to end: a real writer process, ``python -m rltop watch`` beside it, a hook script.
+
+The writer is rltop's own event writer (the torch SummaryWriter format, pid in the file name) in a
+child process the test drives line by line, so every phase (healthy, NaN, back to normal, finished)
+is written only once watch has seen the previous one. Every wait is for a state: a line, a record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from live_helpers import Lines, records, wait_until, write_hook
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+WRITER = r"""
+import sys
+from rltop.ingest.writer import EventWriter
+
+writer = EventWriter(sys.argv[1])
+step = 0
+for line in sys.stdin:
+    command, *args = line.split()
+    if command == "ok":  # N healthy steps
+        for _ in range(int(args[0])):
+            step += 1
+            writer.add_scalar("train/loss", 1.0 + step / 100, step)
+    elif command == "nan":  # N steps where the loss is NaN
+        for _ in range(int(args[0])):
+            step += 1
+            writer.add_scalar("train/loss", float("nan"), step)
+    elif command == "finish":  # transformers' end-of-training summary
+        for tag, value in (("train/train_runtime", 12.5), ("train/train_loss", 1.1),
+                           ("train/train_steps_per_second", 2.0)):
+            writer.add_scalar(tag, value, step)
+    writer.flush()
+    print("written", step, flush=True)
+"""
+
+
+class Writer:
+    """The training process: writes what it is told, one command a line."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.process = subprocess.Popen([PYTHON, "-c", WRITER, str(run_dir)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, cwd=ROOT)
+
+    def do(self, command: str) -> None:
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+        assert self.process.stdout.readline().startswith("written")
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=10)
+
+
+class Watch:
+    """``python -m rltop watch`` with no terminal at all (its own session, stdin from /dev/null)."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [PYTHON, "-m", "rltop", "watch", *args], cwd=ROOT, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        )
+        self.out = Lines(self.process.stdout)
+        self.err = Lines(self.process.stderr)
+
+    def wait_err(self, needle: str) -> None:
+        wait_until(lambda: self.err.having(needle), f"{needle!r} on stderr (got {self.err.lines[-5:]})")
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(timeout=30)
+        self.out.join()
+        self.err.join()
+        return code
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def strict_json(line: str) -> dict:
+    """json.loads that refuses NaN/Infinity (which Python's parser accepts, and JSON does not)."""
+    def refuse(token: str) -> None:
+        raise ValueError(f"not JSON: {token}")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> Path:
+    root = tmp_path / "logs"
+    root.mkdir()
+    return root
+
+
+def test_one_call_per_episode_recovery_and_finish(tmp_path, logs):
+    hook, calls, env = write_hook(tmp_path)
+    watch = Watch(str(logs), "--on-alert", str(hook), "--format", "json")
+    writer = None
+    try:
+        watch.wait_err("waiting for them")  # started before training: it waits
+        writer = Writer(logs / "grpo")
+        writer.do("ok 5")
+        watch.wait_err("new run grpo")
+        writer.do("nan 1")
+        wait_until(lambda: len(records(calls)) == 1, "the first finding")
+        writer.do("nan 2")  # the same episode: no new call
+        writer.do("ok 3")
+        wait_until(lambda: len(records(calls)) == 2, "the recovery")
+        writer.do("nan 1")
+        wait_until(lambda: len(records(calls)) == 3, "the second episode")
+        writer.do("ok 3")
+        wait_until(lambda: len(records(calls)) == 4, "the second recovery")
+        writer.do("finish")
+        wait_until(lambda: len(records(calls)) == 5, "the finish")
+        # The hook writes its stdin first, then its RLTOP_* line: wait for the last one too.
+        wait_until(lambda: len(env.read_text().splitlines()) == 5, "the hook's last line")
+        lines = calls.read_text().splitlines()
+        payloads = [strict_json(line) for line in lines]
+        assert [(p["event"], p["rule"], p["first_step"]) for p in payloads] == [
+            ("finding", "non_finite", 6), ("recovery", "non_finite", 6),
+            ("finding", "non_finite", 6), ("recovery", "non_finite", 6), ("finish", None, None),
+        ]
+        first = payloads[0]
+        assert (first["level"], first["tag"], first["step"]) == ("critical", "train/loss", 6)
+        assert first["value"] == "nan"
+        assert first["run"] == first["display_name"] == "grpo"
+        assert first["directory"] == str(logs / "grpo") and first["initial"] is False
+        assert first["writer"]["pid"] == writer.process.pid and first["writer"]["same_host"] is True
+        assert "NaN" in first["message"] and first["advice"]
+        assert payloads[2]["step"] == 12  # the second episode's NaN
+        assert payloads[4]["message"] == "finished at step 15; final verdict critical (1 finding)"
+        assert env.read_text().splitlines() == [
+            "finding non_finite critical grpo", "recovery non_finite critical grpo",
+            "finding non_finite critical grpo", "recovery non_finite critical grpo", "finish  critical grpo",
+        ]
+        wait_until(lambda: len(watch.out.lines) >= 5, "the JSON lines on stdout")
+        printed = [strict_json(line) for line in watch.out.lines]
+        assert [p["event"] for p in printed] == [p["event"] for p in payloads]
+    finally:
+        if writer is not None:
+            writer.close()
+        code = watch.stop()
+        watch.kill()
+    assert code == 0, watch.err.lines
+    assert not any("Traceback" in line for line in watch.err.lines)
+    # Nothing of ours in the log directory: only the writer's event file.
+    assert [p.name for p in logs.rglob("*") if p.is_file()] == [
+        p.name for p in (logs / "grpo").iterdir() if p.name.startswith("events.out.tfevents.")]
+
+
+SLOW_HOOK = """#!/bin/sh
+cat >> "{calls}"
+if [ ! -e "{marker}.started" ]; then
+    touch "{marker}.started"
+    sleep 10
+    touch "{marker}.done"
+fi
+"""
+
+
+def test_a_slow_hook_never_holds_the_next_alert(tmp_path, logs):
+    calls, marker = tmp_path / "calls.jsonl", tmp_path / "first"
+    hook, _calls, _env = write_hook(tmp_path, SLOW_HOOK.format(calls=calls, marker=marker))
+    writer = Writer(logs / "grpo")
+    writer.do("ok 5")  # on disk before watch starts: it finds the run in its first read
+    watch = Watch(str(logs), "--on-alert", str(hook), "--poll", "0.2")
+    try:
+        watch.wait_err("watching 1 run")
+        writer.do("nan 1")
+        wait_until(lambda: (tmp_path / "first.started").exists(), "the first (slow) hook")
+        writer.do("ok 3")
+        wait_until(lambda: len(records(calls)) == 2, "the recovery")
+        writer.do("nan 1")
+        wait_until(lambda: len(records(calls)) == 3, "the second finding")
+        # Both arrived while the first hook was still asleep: it held nothing up.
+        assert not (tmp_path / "first.done").exists()
+        assert [p["event"] for p in records(calls)] == ["finding", "recovery", "finding"]
+    finally:
+        writer.close()
+        code = watch.stop()
+        watch.kill()
+    assert code == 0, watch.err.lines
+    assert not (tmp_path / "first.done").exists()  # stopped when watch ended, not left behind
+
+
+def test_a_run_already_critical_at_start_is_reported_once_with_initial(tmp_path, logs):
+    writer = Writer(logs / "ppo")
+    writer.do("ok 5")
+    writer.do("nan 1")
+    watch = Watch(str(logs), "--format", "json")
+    try:
+        wait_until(lambda: watch.out.lines, "the first event")
+        (event,) = [strict_json(line) for line in watch.out.lines]
+        assert (event["event"], event["initial"], event["run"]) == ("finding", True, "ppo")
+        writer.do("nan 1")
+        writer.do("ok 3")
+        wait_until(lambda: len(watch.out.lines) == 2, "the recovery")
+        assert strict_json(watch.out.lines[1])["event"] == "recovery"
+    finally:
+        writer.close()
+        code = watch.stop()
+        watch.kill()
+    assert code == 0
+
+
+def test_text_lines_on_stderr_are_escaped(tmp_path, logs):
+    writer = Writer(logs / "evil\x1b]0;pwned\x07")
+    writer.do("ok 5")
+    watch = Watch(str(logs))
+    try:
+        watch.wait_err("watching 1 run")
+        writer.do("nan 1")
+        watch.wait_err("CRITICAL")
+    finally:
+        writer.close()
+        code = watch.stop()
+        watch.kill()
+    assert code == 0
+    (line,) = watch.err.having("CRITICAL")
+    assert "\x1b" not in line and "evil\\x1b]0;pwned\\x07: train/loss is NaN at step 6" in line
+
+
+def run_watch(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([PYTHON, "-m", "rltop", "watch", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, env=env, stdin=subprocess.DEVNULL)
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path, logs):
+    missing = run_watch(str(tmp_path / "nowhere"))
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1
+    assert missing.stderr.startswith("rltop: error: ")
+    bad_url = run_watch(str(logs), "--webhook", "ftp://user:secret@example.org/x")
+    assert bad_url.returncode == 2
+    assert bad_url.stderr == ("rltop: error: --webhook ftp://…: not an http(s) URL (STYLE+URL and env:NAME "
+                              "also work)\n")
+    unset = run_watch(str(logs), "--webhook", "env:RLTOP_TEST_UNSET_HOOK")
+    assert unset.returncode == 2 and "RLTOP_TEST_UNSET_HOOK is not set" in unset.stderr
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    no_notify = run_watch(str(logs), "--notify", env={**os.environ, "PATH": str(bin_dir)})
+    assert no_notify.returncode == 2
+    assert no_notify.stderr.startswith("rltop: error: --notify needs notify-send, which is not on PATH")
+    bad_timeout = run_watch(str(logs), "--hook-timeout", "0")
+    assert bad_timeout.returncode == 2 and "the timeout must be > 0" in bad_timeout.stderr
+
+
+def test_desktop_notification_through_notify_send(tmp_path, logs):
+    bin_dir, shown = tmp_path / "bin", tmp_path / "shown.txt"
+    bin_dir.mkdir()
+    fake = bin_dir / "notify-send"  # records its arguments, one a line, as a notification server shows them
+    fake.write_text(f'#!/bin/sh\nfor arg in "$@"; do echo "$arg"; done >> "{shown}"\n')
+    fake.chmod(0o755)
+    writer = Writer(logs / "grpo <b>bold</b>")
+    writer.do("ok 5")
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    watch = subprocess.Popen([PYTHON, "-m", "rltop", "watch", str(logs), "--notify"], cwd=ROOT, env=env,
+                             stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        err = Lines(watch.stderr)
+        wait_until(lambda: err.having("watching 1 run"), "watch to start")
+        writer.do("nan 1")
+        wait_until(lambda: shown.exists() and len(shown.read_text().splitlines()) >= 4, "the notification")
+    finally:
+        writer.close()
+        watch.terminate()
+        watch.wait(timeout=30)
+    args = shown.read_text().splitlines()
+    assert args[:3] == ["--app-name=rltop", "--urgency=critical",
+                        "rltop: CRITICAL grpo &lt;b&gt;bold&lt;/b&gt;: non-finite value"]
+    assert args[3].startswith("CRITICAL grpo &lt;b&gt;bold&lt;/b&gt;: train/loss is NaN at step 6")
+    assert watch.returncode == 0
