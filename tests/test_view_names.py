@@ -196,3 +196,8 @@ def test_word_cuts_keep_whole_words():
     assert word_cuts("mean_terminated_length", 13)[0] == "mean…length"
     assert word_cuts("mean_terminated_length", 16)[0] == "mean_terminated…"
     assert all("…" in cut for cut in word_cuts("frac_reward_zero_std", 13, cut_words=False))
+
+
+def test_a_backslash_is_part_of_a_name():
+    # The display form of a directory name that is not UTF-8 writes each byte as \xNN.
+    assert names_of("run\\xff\\xfe-\\xe9t\\xe9") == ["run\\xff\\xfe-\\xe9t\\xe9"]

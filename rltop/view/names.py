@@ -176,7 +176,8 @@ def run_display_names(directories: Mapping[str, str]) -> dict[str, str]:
 
 
 def _segments(path: str) -> list[str]:
-    return [part for part in re.split(r"[/\\]", os.path.normpath(path)) if part not in ("", ".")]
+    # Only "/" separates (a backslash is part of a name: the \\xNN of a byte that is not UTF-8).
+    return [part for part in os.path.normpath(path).split("/") if part not in ("", ".")]
 
 
 def is_session_folder(segment: str) -> bool:
