@@ -176,7 +176,7 @@ def run_display_names(directories: Mapping[str, str]) -> dict[str, str]:
 
 
 def _segments(path: str) -> list[str]:
-    # Only "/" separates (a backslash is part of a name: the \\xNN of a byte that is not UTF-8).
+    # Only "/" separates (a backslash is part of a name: the \xNN of a byte that is not UTF-8).
     return [part for part in os.path.normpath(path).split("/") if part not in ("", ".")]
 
 
