@@ -106,6 +106,30 @@ def test_texts_of_each_kind():
     assert finished["rule"] is None and finished["value"] is None
 
 
-def test_display_name_is_the_run_name_for_now():
+def test_display_name_defaults_to_the_run_name():
     store = Store()
     assert display_name(store.run("grpo/seed1", "/x")) == "grpo/seed1" == display_name("grpo/seed1")
+
+
+def test_payload_display_name_is_the_one_the_screen_shows(tmp_path):
+    """Alerts name a run as the dashboard and the snapshot do (shared folders and sessions dropped)."""
+    from rltop.alerts.dispatch import Alerts
+    from rltop.alerts.events import Gate
+    from rltop.alerts.settings import AlertSettings
+    from rltop.health.engine import HealthEngine
+    from rltop.view.names import store_display_names
+
+    store = Store()
+    for seed in (1, 2):
+        name = f"exp/seed_{seed}/runs/Dec01_10-00-0{seed}_vm"
+        run = store.run(name, str(tmp_path / name))
+        values = np.ones(20)
+        values[-1] = np.nan if seed == 2 else 1.0
+        run.add_points("train/loss", np.arange(1, 21), 1.8e9 + np.arange(20.0), values)
+    payloads: list[dict] = []
+    alerts = Alerts(AlertSettings(), lambda line: None, names=store_display_names)
+    alerts.listen(Gate(Level.CRITICAL), lambda _event, payload: payloads.append(payload))
+    engine = HealthEngine()
+    alerts.observe_store(store, {name: engine.assess(run) for name, run in store.runs.items()}, True)
+    (payload,) = payloads
+    assert payload["run"] == "exp/seed_2/runs/Dec01_10-00-02_vm" and payload["display_name"] == "exp/seed_2"  # a lone seed_2 keeps its parent

@@ -58,7 +58,7 @@ async def test_narrow_layout_40x20_one_line_per_metric_alerts_first():
         # Below the two header lines, rows that start with a level badge are alerts.
         badge = re.compile(r"^ *[✖▲] (CRIT|WARN) ")
         alert_rows = [i for i, line in enumerate(lines) if i >= 2 and badge.search(line)]
-        metric_rows = [i for i, line in enumerate(lines) if re.search(r"\s(ok|WARN|CRIT)\s*$", line)]
+        metric_rows = [i for i, line in enumerate(lines) if re.search(r"\s(ok[▲✖]?|WARN|CRIT)\s*$", line)]
         assert alert_rows and metric_rows and max(alert_rows) < min(metric_rows)
         # Every metric line: name, sparkline, value, trend, level. A name is whole, or its last
         # segments (the family is the group's), or cut between two of its words, never inside one.
@@ -79,7 +79,9 @@ async def test_narrow_layout_40x20_one_line_per_metric_alerts_first():
             if text.endswith("…"):
                 shown = re.sub(r"^. (CRIT|WARN) +(\(over\) )?(\(\d episodes\) )?", "", text[:-1]).rstrip()
                 message = " ".join(item.alert.message.split())
-                assert message.startswith(shown) and message[len(shown)] in " ,;:", (shown, message)
+                # Cut between words or at a "/" of a metric path, never inside a word or a number.
+                boundary = message[len(shown)] in " ,;:" or shown.endswith("/")
+                assert message.startswith(shown) and boundary, (shown, message)
 
 
 async def test_wide_layout_160x50_groups_in_catalogue_order():

@@ -286,7 +286,7 @@ async def test_two_reward_functions_at_40_columns_show_distinct_whole_names():
                                  "length_reward/std"]
         for card in rewards:  # the values line up with every other row's, on the line below
             lines = card.render().plain.splitlines()
-            assert len(lines) == 2 and re.search(r"\s(ok|WARN|CRIT)\s*$", lines[1])
+            assert len(lines) == 2 and re.search(r"\s(ok[▲✖]?|WARN|CRIT)\s*$", lines[1])
 
 
 async def test_a_seeded_and_resumed_folder_gets_distinct_short_names(tmp_path):

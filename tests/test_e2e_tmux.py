@@ -107,7 +107,7 @@ def test_dashboard_at_100x30_shows_run_metrics_and_alerts_then_q_restores(pane_f
 def test_dashboard_at_40_columns_is_one_line_per_metric(pane_factory):
     pane = pane_factory(40, 20, [str(FIXTURES / "ppo_unstable")])
     # (The board's scrollbar may take the last column.)
-    screen = pane.wait_for_line(r"^ val/ratio\s+\S+\s+\S+ \S (ok|WARN|CRIT)\s*[▁▂▃▄▅▆▇█]?$")
+    screen = pane.wait_for_line(r"^ val/ratio\s+\S+\s+\S+ \S (ok[▲✖]?|WARN|CRIT)\s*[▁▂▃▄▅▆▇█]?$")
     assert "CRIT policy/entropy_avg" in screen and "Key values" in screen  # narrow: no train/
     assert all(len(line) <= 40 for line in screen.splitlines())
     pane.quit_and_check_restored()

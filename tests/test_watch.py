@@ -262,7 +262,7 @@ def test_desktop_notification_through_notify_send(tmp_path, logs):
     fake = bin_dir / "notify-send"  # records its arguments, one a line, as a notification server shows them
     fake.write_text(f'#!/bin/sh\nfor arg in "$@"; do echo "$arg"; done >> "{shown}"\n')
     fake.chmod(0o755)
-    writer = Writer(logs / "grpo <b>bold</b>")
+    writer = Writer(logs / "grpo <b>&bold<b>")  # markup a notification server would read (no "/": one folder)
     writer.do("ok 5")
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     watch = subprocess.Popen([PYTHON, "-m", "rltop", "watch", str(logs), "--notify"], cwd=ROOT, env=env,
@@ -278,6 +278,6 @@ def test_desktop_notification_through_notify_send(tmp_path, logs):
         watch.wait(timeout=30)
     args = shown.read_text().splitlines()
     assert args[:3] == ["--app-name=rltop", "--urgency=critical",
-                        "rltop: CRITICAL grpo &lt;b&gt;bold&lt;/b&gt;: non-finite value"]
-    assert args[3].startswith("CRITICAL grpo &lt;b&gt;bold&lt;/b&gt;: train/loss is NaN at step 6")
+                        "rltop: CRITICAL grpo &lt;b&gt;&amp;bold&lt;b&gt;: non-finite value"]
+    assert args[3].startswith("CRITICAL grpo &lt;b&gt;&amp;bold&lt;b&gt;: train/loss is NaN at step 6")
     assert watch.returncode == 0

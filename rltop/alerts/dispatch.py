@@ -33,10 +33,15 @@ class Alerts:
     """The tracker, a gate per recipient and the recipients; see the module docstring."""
 
     def __init__(self, settings: AlertSettings, report: Callable[[str], None],
-                 escape: Callable[[str], str] = str) -> None:
+                 escape: Callable[[str], str] = str,
+                 names: Callable[[Store], Mapping[str, str]] | None = None) -> None:
         """``report`` receives one-line failure reports (from any thread); ``escape`` makes names from
-        event files safe for a desktop notification."""
+        event files safe for a desktop notification; ``names`` gives the runs' display names (what
+        the screen calls them, `rltop.view.names.run_display_names`; the run names without it)."""
         self.settings = settings
+        self._name_runs = names
+        self._names: dict[str, str] = {}
+        self._named: frozenset[str] = frozenset()
         self.tracker = AlertTracker()
         self.problems = Problems(report)
         self.escape = escape
@@ -81,6 +86,9 @@ class Alerts:
             self._started = True
             self.tracker.present_at_start(store.runs)
         events = []
+        if self._name_runs is not None and self._named != frozenset(store.runs):
+            self._named = frozenset(store.runs)  # display names depend on every run shown together
+            self._names = dict(self._name_runs(store))
         for gone in [name for name in self._last if name not in store.runs]:
             self.forget(gone)
         for name, verdict in health.items():
@@ -104,7 +112,8 @@ class Alerts:
                 continue
             payload = payloads.get(admitted.kind)
             if payload is None:
-                payload = payloads[admitted.kind] = event_payload(admitted, run)
+                display = self._names.get(run.name)
+                payload = payloads[admitted.kind] = event_payload(admitted, run, display=display)
             listener(admitted, payload)
 
     # -- recipients ---------------------------------------------------------------------------------------

@@ -31,7 +31,8 @@ _EVENT_PREFIX = "events.out.tfevents."
 
 
 def display_name(run: Run | str) -> str:
-    """The name alerts give a run (for now its name, the directory relative to the watched root)."""
+    """The name alerts give a run when no display name was given: its name (the directory relative to
+    the watched root)."""
     return run if isinstance(run, str) else run.name
 
 
@@ -72,8 +73,10 @@ def _pid_running(pid: int) -> bool:
     return True
 
 
-def event_payload(event: AlertEvent, run: Run | None, now: float | None = None) -> dict[str, Any]:
-    """The JSON-ready payload of ``event`` (``run``: the store's entry, for directory and steps)."""
+def event_payload(event: AlertEvent, run: Run | None, now: float | None = None,
+                  display: str | None = None) -> dict[str, Any]:
+    """The JSON-ready payload of ``event`` (``run``: the store's entry, for directory and steps;
+    ``display``: the run's display name, as the screen shows it)."""
     finding = event.finding
     now = time.time() if now is None else now
     single = True
@@ -85,7 +88,7 @@ def event_payload(event: AlertEvent, run: Run | None, now: float | None = None) 
         "level": event.level.label,
         "previous_level": event.previous_level.label if event.previous_level is not None else None,
         "run": event.run,
-        "display_name": display_name(run if run is not None else event.run),
+        "display_name": display or display_name(run if run is not None else event.run),
         "directory": os.path.abspath(directory) if directory else None,
         "rule": finding.rule if finding is not None else None,
         "title": finding.title if finding is not None else None,

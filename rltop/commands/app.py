@@ -87,12 +87,14 @@ def run(args: argparse.Namespace) -> int:
             _check_theme(args.theme)  # a typo is said even when no dashboard is drawn
         return run_snapshot(args)
     app = make_app(args)
-    run_fullscreen(app)
-    return app.return_code or EXIT_OK  # 2 when the watcher could not start (said on exit)
+    return run_fullscreen(app) or EXIT_OK  # 2 when the watcher could not start (said on exit)
 
 
 def run_fullscreen(app: App) -> int | None:
-    """Run the app on the real terminal size, and end it if the terminal goes away.
+    """Run the app on the real terminal size, and end it if the terminal goes away; its exit code.
+
+    A terminal that went away ends the dashboard with 0 whatever the app's last writes did (they
+    may fail before the guard points the output at /dev/null, which Textual counts as an error).
 
     An exported ``COLUMNS``/``LINES`` (set for scripts, or leaked by a parent process) would pin
     Textual to that size (``shutil.get_terminal_size`` prefers them) and ignore resizes, so a
@@ -108,11 +110,12 @@ def run_fullscreen(app: App) -> int | None:
     guard = TerminalGuard(lambda: _exit_from_thread(app))
     guard.start()
     try:
-        return app.run()
+        app.run()
     finally:
         guard.stop()
         if guard.lost:
             guard.note(f"rltop: {guard.reason}; the dashboard was closed")
+    return EXIT_OK if guard.lost else app.return_code
 
 
 def _exit_from_thread(app: App) -> None:

@@ -75,5 +75,4 @@ def _run_dashboard(target: str, theme: str | None) -> int:
     app_args = argparse.Namespace(paths=[target], tags=None, runs=None, poll=None, theme=theme,
                                   run="ppo_unstable", rules=None, bell=True, title=True)
     app = make_app(app_args)
-    run_fullscreen(app)
-    return app.return_code or EXIT_OK
+    return run_fullscreen(app) or EXIT_OK

@@ -204,11 +204,12 @@ def run(args: argparse.Namespace) -> int:
     from rltop.health.findings import Level
     from rltop.health.rules import load_rules
     from rltop.ingest.watcher import Watcher
-    from rltop.report.safe_text import visible
+    from rltop.view.names import store_display_names
+    from rltop.view.safe_text import visible
 
     log = _Log(args.format)
     monitor = Monitor(HealthEngine(load_rules(args.rules)))
-    alerts = Alerts(settings, log.warn, escape=visible)
+    alerts = Alerts(settings, log.warn, escape=visible, names=store_display_names)
     alerts.listen(Gate(Level.WARN), log.event)  # the log hears everything at warn and worse
     watch = _Watch(log, monitor, alerts)
     previous = install_stop_signals(watch.on_signal)

@@ -103,6 +103,15 @@ class Run:
             labels.append(session.label)
         return starts, labels
 
+    def session_table(self) -> list[tuple[str, str, int, bool]]:
+        """(label, directory, first step, still owns points) of every session, oldest first.
+
+        A session owns the steps from its first step up to the next owning session's first step;
+        one whose steps were all replaced by a later resume owns none.
+        """
+        _, owning = self.session_starts()
+        return [(s.label, s.directory, s.first_step, s.label in owning) for s in self.sessions]
+
     def session_labels(self, steps: np.ndarray) -> list[str]:
         """The session each step belongs to ("" for a run without session information)."""
         starts, labels = self.session_starts()

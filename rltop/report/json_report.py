@@ -61,6 +61,11 @@ def run_dict(run: RunView) -> dict[str, Any]:
         "last_point_unix": run.last_point_wall_time,
         "staleness_seconds": run.staleness,
         "config": _config(run.config),
+        "resumed_at": run.resumed_at,
+        "sessions": [
+            {"name": label, "directory": folder, "first_step": first, "owns_points": owns}
+            for label, folder, first, owns in run.session_table
+        ],
         "findings": [finding_dict(f, run.single_precision(f.tag)) for f in run.findings],
         "tags": {row.tag: tag_dict(row) for row in run.rows},
     }

@@ -26,6 +26,11 @@ def _level_mark(level: Level) -> str:
     return STATE_MARKS[Level(level).label]
 
 
+def _finding_mark(finding: Finding) -> str:
+    """The level of a finding, or ``ℹ️ note`` for information (never an alarm)."""
+    return "ℹ️ note" if finding.is_note else _level_mark(finding.level)
+
+
 def render_markdown(snapshot: Snapshot) -> str:
     """The whole snapshot as one Markdown document (ends with a newline)."""
     counts = ", ".join(f"{count} {state}" for state, count in snapshot.state_counts())
@@ -73,10 +78,11 @@ def _findings(run: RunView) -> list[str]:
         return [calm_sentence(len(run.rows))]
     lines = ["| level | finding | metric | steps | details | advice |", "|---|---|---|---|---|---|"]
     for finding in run.findings:
-        title = markdown_text(finding.title or finding.rule) + ("" if finding.active else " (over)")
+        over = "" if finding.active or finding.is_note else " (over)"
+        title = markdown_text(finding.title or finding.rule) + over
         tag = markdown_code(finding.tag) if finding.tag else ""
         lines.append(
-            f"| {_level_mark(finding.level)} | {title} | {tag} | {_steps(finding)} "
+            f"| {_finding_mark(finding)} | {title} | {tag} | {_steps(finding)} "
             f"| {markdown_text(finding.message)} | {markdown_text(finding.advice)} |"
         )
     return lines

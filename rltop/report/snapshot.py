@@ -16,7 +16,7 @@ from rltop.health.findings import Level
 from rltop.model.names import display_name
 from rltop.model.run import Store
 from rltop.view.fleet import state_counts
-from rltop.view.names import run_display_names
+from rltop.view.names import store_display_names
 from rltop.view.run_view import RunView, build_run_view
 
 if TYPE_CHECKING:  # only a type: any object with RunHealth's fields works (tests build their own)
@@ -63,7 +63,7 @@ def build_snapshot(
 ) -> Snapshot:
     """The snapshot of every run in ``store`` (sorted by name), judged by ``health`` (run -> verdict)."""
     now = time.time() if now is None else now
-    names = run_display_names({name: run.directory for name, run in store.runs.items()})
+    names = store_display_names(store)
     runs = [build_run_view(store.runs[name], health[name], now, names[name]) for name in store.sorted_names()]
     # Paths and messages name directories that need not be UTF-8: their display form, so that every
     # format (a UTF-8 file, JSON, a strict stdout) can carry them.

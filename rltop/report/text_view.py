@@ -22,7 +22,7 @@ from rltop.report.formats import MIN_WIDTH
 from rltop.report.snapshot import Snapshot
 from rltop.view.config import config_value
 from rltop.view.humanize import format_staleness, format_utc, plural
-from rltop.view.marks import LEVEL_NAMES, TREND_MARKS
+from rltop.view.marks import LEVEL_NAMES, NOTE_NAME, TREND_MARKS
 from rltop.view.metric_view import MetricView
 from rltop.view.numbers import format_short
 from rltop.view.run_view import RunView
@@ -138,17 +138,20 @@ def _findings(run: RunView) -> list[RenderableType]:
         return [Text(calm_sentence(len(run.rows)), style="green")]
     counts = [
         f"{sum(1 for f in run.findings if f.level == level)} {level.label}"
-        for level in (Level.CRITICAL, Level.WARN, Level.OK)
+        for level in (Level.CRITICAL, Level.WARN)
         if any(f.level == level for f in run.findings)
     ]
-    over = sum(1 for f in run.findings if not f.active)
+    if run.notes:
+        counts.append(f"{len(run.notes)} {'note' if len(run.notes) == 1 else 'notes'}")
+    over = sum(1 for f in run.findings if not f.active and not f.is_note)
     if over:
         counts.append(f"{over} over")
     grid = Table.grid(padding=(0, 1))
     grid.add_column(width=4, no_wrap=True)
     grid.add_column(ratio=1, overflow="fold")
     for finding in run.findings:
-        grid.add_row(level_text(finding.level), _finding_body(finding))
+        badge = Text(NOTE_NAME, style="dim") if finding.is_note else level_text(finding.level)
+        grid.add_row(badge, _finding_body(finding))
     return [Text(f"Findings ({', '.join(counts)})", style="bold"), grid]
 
 
@@ -156,7 +159,7 @@ def _finding_body(finding: Finding) -> Text:
     body = Text()
     if finding.title:
         body.append(visible(finding.title), style="bold")
-        if not finding.active:
+        if not finding.active and not finding.is_note:
             # The episode is over (the metric recovered); the message says when.
             _append(body, " (over)", style="dim")
         _append(body, ": ")

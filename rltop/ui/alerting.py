@@ -22,6 +22,7 @@ from rltop.alerts.events import ESCALATION, FINDING, STALL, AlertEvent, Gate
 from rltop.health.engine import RunHealth
 from rltop.health.findings import Level
 from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES
+from rltop.view.names import store_display_names
 from rltop.view.safe_text import visible
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ class DashboardAlerts:
         self.app = app
         self.title = settings.title
         self._problems: queue.SimpleQueue[str] = queue.SimpleQueue()
-        self.alerts = Alerts(settings, self._problems.put, escape=visible)
+        self.alerts = Alerts(settings, self._problems.put, escape=visible, names=store_display_names)
         if settings.bell:
             self.alerts.listen(Gate(settings.alert_on, recoveries=False, finishes=False), self._ring)
         self.shown_title: str | None = None

@@ -21,7 +21,7 @@ from rltop.ui.header_info import HeaderInfo
 from rltop.view.fleet import OverviewRow, overview_row, state_counts, worst_run
 from rltop.view.humanize import format_rate
 from rltop.view.metric_view import MetricView
-from rltop.view.names import run_display_names
+from rltop.view.names import store_display_names
 from rltop.view.run_view import RunView, build_run_view
 from rltop.view.sentences import critical_sentence, freshness, step_text
 
@@ -226,8 +226,7 @@ class Session:
     def display_names(self) -> dict[str, str]:
         """Run name -> display name, for the runs shown now (shared parts dropped)."""
         if set(self._display_names) != set(self.store.runs):
-            self._display_names = run_display_names(
-                {name: run.directory for name, run in self.store.runs.items()})
+            self._display_names = store_display_names(self.store)
             self._views.clear()
         return self._display_names
 

@@ -39,17 +39,22 @@ class AlertView:
         return Level(self.finding.level)
 
     @property
+    def is_note(self) -> bool:
+        """Information, never an alarm (a plateau, a forecast, groups that are solved)."""
+        return self.finding.is_note
+
+    @property
     def episodes(self) -> int:
-        """How many findings the line stands for."""
-        return 1 + len(self.others)
+        """How many episodes the line stands for (the engine folds a rule's episodes per tag)."""
+        return sum(f.episodes for f in (self.finding, *self.others))
 
     @property
     def fold_note(self) -> str:
-        """``(2 episodes)`` when one rule found several episodes, ``(2 findings)`` for several rules."""
-        if not self.others:
-            return ""
+        """``(3 episodes)`` when one rule found several episodes, ``(2 findings)`` for several rules."""
         rules = {self.finding.rule, *(f.rule for f in self.others)}
-        return f"({self.episodes} {'episodes' if len(rules) == 1 else 'findings'})"
+        if len(rules) > 1:
+            return f"({1 + len(self.others)} findings)"
+        return f"({self.episodes} episodes)" if self.episodes > 1 else ""
 
     @property
     def message(self) -> str:
@@ -76,10 +81,14 @@ def build_alerts(
     findings: Sequence[Finding], tag_levels: Mapping[str, Level], names: Mapping[str, str],
     run_name: str = "",
 ) -> list[AlertView]:
-    """The alert lines of a run: live ones worst first, then history worst first (engine order kept)."""
+    """The alert lines of a run: live ones worst first, then history worst first (engine order kept),
+    then the notes (information, one line each)."""
     grouped: dict[tuple[str, str], list[Finding]] = {}
+    notes = []
     for finding in findings:
-        if Level(finding.level) > Level.OK:
+        if finding.is_note:
+            notes.append(AlertView(finding, (), False, names.get(finding.tag, finding.tag), run_name))
+        else:
             grouped.setdefault((finding.tag, "" if finding.tag else finding.rule), []).append(finding)
     alerts = []
     for members in grouped.values():
@@ -88,4 +97,4 @@ def build_alerts(
         others = tuple(f for f in members if f is not lead)
         alerts.append(AlertView(lead, others, bool(live), names.get(lead.tag, lead.tag), run_name))
     order = {id(f): index for index, f in enumerate(findings)}
-    return sorted(alerts, key=lambda a: (not a.live, -int(a.level), order[id(a.finding)]))
+    return sorted(alerts, key=lambda a: (not a.live, -int(a.level), order[id(a.finding)])) + notes

@@ -21,6 +21,15 @@ STATE_SHORT = {"critical": "CRIT", "warn": "WARN", "ok": "ok", "empty": "empty"}
 STATE_MARKS = {"critical": "🔴 critical", "warn": "🟡 warn", "ok": "🟢 ok", "empty": "⚪ empty"}
 """A state in Markdown (GitHub renders the emoji in colour)."""
 
+NOTE_ICON, NOTE_NAME = "ℹ", "note"
+"""The badge of a note: a finding that is information, never an alarm (a plateau, a forecast)."""
+
+
+def had_badge(mark: Level) -> str:
+    """``had WARN`` / ``had CRIT``: a metric back to normal whose episode was not acknowledged yet."""
+    return f"had {LEVEL_NAMES[mark]}" if mark > Level.OK else ""
+
+
 TREND_MARKS = {"up": "▲", "down": "▼", "flat": "─"}
 """One-cell marks for a trend (`rltop.model.stats.TRENDS`)."""
 

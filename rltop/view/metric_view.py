@@ -36,6 +36,9 @@ class MetricView:
     stats: SeriesStats
     level: Level = Level.OK
     findings: list[Finding] = field(default_factory=list)
+    mark: Level = Level.OK
+    """Worst episode of this metric the user has not acknowledged (`RunHealth.marks`): a card that is
+    back to normal keeps it ("had CRIT") until `a`, so a blow-up never goes unseen."""
     version: tuple[int, int] = (0, 0)
     """(point count, purged count) of the series when the view was built: a cheap change check."""
 
@@ -70,6 +73,7 @@ def build_metric_view(run: Run, tag: str, health: RunHealth | None, name: str) -
     series = run.series[tag]
     level = health.tag_levels.get(tag, Level.OK) if health is not None else Level.OK
     findings = health.findings_for(tag) if health is not None else []
+    mark = _mark(health, tag)
     return MetricView(
         tag=tag,
         name=name,
@@ -78,8 +82,14 @@ def build_metric_view(run: Run, tag: str, health: RunHealth | None, name: str) -
         stats=series_stats(series),
         level=Level(level),
         findings=list(findings),
+        mark=mark,
         version=series_version(series),
     )
+
+
+def _mark(health: RunHealth | None, tag: str) -> Level:
+    marks = getattr(health, "marks", None) or {}  # test doubles of RunHealth may have no marks
+    return Level(marks.get(tag, Level.OK))
 
 
 def is_stale(view: MetricView, run: Run, health: RunHealth | None) -> bool:
@@ -89,6 +99,8 @@ def is_stale(view: MetricView, run: Run, health: RunHealth | None) -> bool:
         return True
     if health is None:
         return view.level != Level.OK or bool(view.findings)
+    if view.mark != _mark(health, view.tag):
+        return True
     return view.level != health.tag_levels.get(view.tag, Level.OK) or view.findings != health.findings_for(
         view.tag
     )

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from rltop.model.catalog import SPLITS, describe
 from rltop.model.names import display_name as path_text
+from rltop.model.run import Store
 from rltop.view.cells import cell_len
 from rltop.view.text_fit import elisions
 
@@ -251,3 +252,8 @@ def _session_labels(sessions: dict[str, str | None]) -> dict[str, str]:
         ) and all(m is not None for m in matches.values())
         labels[name] = match.group("when") if drop_host and match is not None else session
     return labels
+
+
+def store_display_names(store: Store) -> dict[str, str]:
+    """`run_display_names` of every run in ``store`` (run name -> display name)."""
+    return run_display_names({name: run.directory for name, run in store.runs.items()})

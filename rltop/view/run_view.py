@@ -8,7 +8,7 @@ it) and rebuilds a `MetricView` only for the tags a batch touched (``cache``).
 from __future__ import annotations
 
 from collections.abc import MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,20 @@ class RunView:
     texts: list[str]
     """Names of the text-summary tags (``args/text_summary``...)."""
     tag_levels: dict[str, Level]
+    sessions: list[tuple[str, int]] = field(default_factory=list)
+    """(session folder, first step) of each ``trainer.train()`` call, oldest first (`Run.sessions`)."""
+    session_table: list[tuple[str, str, int, bool]] = field(default_factory=list)
+    """`Run.session_table`: (folder, directory, first step, still owns points) per session."""
+
+    @property
+    def resumed_at(self) -> int | None:
+        """The step the latest session began at, for a run resumed from a checkpoint."""
+        return self.sessions[-1][1] if len(self.sessions) > 1 else None
+
+    @property
+    def notes(self) -> list[Finding]:
+        """Findings that are information, not alarms (a plateau, a forecast, solved groups)."""
+        return [finding for finding in self.findings if finding.is_note]
 
     @property
     def label(self) -> str:
@@ -152,4 +166,7 @@ def build_run_view(
         groups=groups,
         texts=sorted(run.texts),
         tag_levels=dict(health.tag_levels) if health is not None else {},
+        sessions=[(path_text(session.label), session.first_step) for session in run.sessions],
+        session_table=[(path_text(label), path_text(folder), first, owns)
+                       for label, folder, first, owns in run.session_table()],
     )

@@ -43,10 +43,20 @@ def critical_sentence(run: RunView) -> str:
 
 
 def step_text(run: RunView) -> str:
-    """``step 150``, or ``finished at step 200`` once the trainer finished ("" without points)."""
+    """``step 150``, or ``finished at step 200`` once the trainer finished ("" without points); a run
+    resumed from a checkpoint adds ``, resumed at step 81``."""
     if run.last_step is None:
         return ""
-    return f"finished at step {run.last_step}" if run.finished else f"step {run.last_step}"
+    text = f"finished at step {run.last_step}" if run.finished else f"step {run.last_step}"
+    return text + resume_text(run)
+
+
+def resume_text(run: RunView) -> str:
+    """``, resumed at step 81`` (``… (3 sessions)``) for a run made of several training sessions."""
+    if run.resumed_at is None:
+        return ""
+    count = len(run.sessions)
+    return f", resumed at step {run.resumed_at}" + (f" ({count} sessions)" if count > 2 else "")
 
 
 def freshness(run: RunView, now: float) -> tuple[str, bool]:

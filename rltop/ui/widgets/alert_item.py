@@ -17,7 +17,7 @@ from rltop.ui.follow_focus import KeyOrigin
 from rltop.ui.levels import LEVEL_CLASSES
 from rltop.ui.messages import OpenDetail
 from rltop.view.alerts import AlertView
-from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES
+from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES, NOTE_ICON, NOTE_NAME
 from rltop.view.safe_text import visible
 from rltop.view.text_fit import cut_at_word
 
@@ -85,8 +85,10 @@ class AlertItem(KeyOrigin, Widget, can_focus=True):
         """One line (cut between words, numbers whole) until open; then the message and the advice."""
         alert = self.alert
         level = alert.level
-        badge = f"{LEVEL_ICONS[level]} {LEVEL_NAMES[level]:<4} "
-        notes = " ".join(note for note in ("" if alert.finding.active else "(over)", alert.fold_note) if note)
+        icon, name = (NOTE_ICON, NOTE_NAME) if alert.is_note else (LEVEL_ICONS[level], LEVEL_NAMES[level])
+        badge = f"{icon} {name:<4} "
+        over = "" if alert.finding.active or alert.is_note else "(over)"
+        notes = " ".join(note for note in (over, alert.fold_note) if note)
         text = Text()
         text.append(badge, style=self.get_component_rich_style("alert-item--badge"))
         dim = self.get_component_rich_style("alert-item--advice")

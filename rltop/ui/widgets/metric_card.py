@@ -31,7 +31,7 @@ from rltop.ui.levels import LEVEL_CLASSES, LEVEL_KEYS
 from rltop.ui.messages import OpenDetail
 from rltop.ui.narrow import NARROW_FIXED, VALUE_WIDTH
 from rltop.view.cells import cell_len, pad_cells
-from rltop.view.marks import LEVEL_NAMES, TREND_MARKS
+from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES, TREND_MARKS, had_badge
 from rltop.view.metric_view import MetricView
 from rltop.view.numbers import format_short
 from rltop.view.safe_text import visible
@@ -102,7 +102,10 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
         label = self.label if room <= 0 or cell_len(self.label) <= room else elide_name(self.label, room)
         self.border_title = Text(label)
         level = self.model.level
-        self.border_subtitle = Text(LEVEL_NAMES[level]) if level > Level.OK else None
+        if level > Level.OK:
+            self.border_subtitle = Text(LEVEL_NAMES[level])
+        else:  # back to normal, but an episode nobody acknowledged yet keeps its mark
+            self.border_subtitle = Text(had_badge(self.model.mark)) if self.model.mark > Level.OK else None
 
     def _columns(self, width: int) -> np.ndarray:
         """Sparkline columns for ``width`` cells, cached until the series or the width changes."""
@@ -205,6 +208,12 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
         text.append(TREND_MARKS.get(stats.trend, " "))
         text.append(" ")
         level = self.model.level
+        if level == Level.OK and self.model.mark > Level.OK:
+            # "ok" plus the mark of the episode that was not acknowledged yet (4 cells, like the badge)
+            mark = self.get_component_rich_style(f"metric-card--{LEVEL_KEYS[self.model.mark]}")
+            text.append("ok", style=self.get_component_rich_style("metric-card--dim"))
+            text.append(f"{LEVEL_ICONS[self.model.mark]} ", style=mark)
+            return text
         text.append(f"{LEVEL_NAMES[level]:<4}", style=self._level_style() if level > Level.OK else
                     self.get_component_rich_style("metric-card--dim"))
         return text
