@@ -132,4 +132,5 @@ def test_payload_display_name_is_the_one_the_screen_shows(tmp_path):
     engine = HealthEngine()
     alerts.observe_store(store, {name: engine.assess(run) for name, run in store.runs.items()}, True)
     (payload,) = payloads
-    assert payload["run"] == "exp/seed_2/runs/Dec01_10-00-02_vm" and payload["display_name"] == "exp/seed_2"  # a lone seed_2 keeps its parent
+    assert payload["run"] == "exp/seed_2/runs/Dec01_10-00-02_vm"
+    assert payload["display_name"] == "exp/seed_2"  # a lone seed_2 keeps its parent
