@@ -155,3 +155,34 @@ def test_live_a_new_session_joins_the_run_and_health_goes_on(tmp_path: Path) -> 
     assert [(f.rule, f.tag, f.level, f.step, f.value) for f in health.findings] == [
         (f.rule, f.tag, f.level, f.step, f.value) for f in bulk.findings
     ]
+
+
+def test_tail_follows_a_resume_as_it_appears(tmp_path: Path) -> None:
+    """`rltop tail` on an output_dir: a resumed session joins the run live, its points come once."""
+    import json
+    import subprocess
+    import sys
+
+    from live_helpers import Lines
+
+    output = tmp_path / "grpo_resumed"
+    first_file, second_file = session_files("grpo_resumed")
+    shutil.copytree(first_file.parent, output / "runs" / first_file.parent.name)
+    tail = subprocess.Popen([sys.executable, "-m", "rltop", "tail", str(tmp_path), "--tags", "train/loss$"],
+                            cwd=Path(__file__).parent.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        out, err = Lines(tail.stdout), Lines(tail.stderr)
+        out.wait(lambda lines: len(lines) >= 120, "session 1's points")
+        shutil.copytree(second_file.parent, output / "runs" / second_file.parent.name)
+        out.wait(lambda lines: len(lines) >= 200, "session 2's points")
+        err.wait(lambda lines: any("new session" in line for line in lines), "the new-session note")
+    finally:
+        tail.terminate()
+        tail.wait(timeout=30)
+    points = [json.loads(line) for line in out.lines]
+    runs = {p["run"] for p in points}
+    assert runs == {"grpo_resumed/runs/" + first_file.parent.name}  # one run, named after session 1
+    later = [(p["step"], p["session"]) for p in points[120:]]
+    assert later == [(step, second_file.parent.name) for step in range(81, 161)]  # each point once
+    assert not [line for line in err.lines if "Traceback" in line]
