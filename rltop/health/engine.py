@@ -71,7 +71,10 @@ class _Slot:
     rule: Rule
     params: RuleParams
     tracker: Tracker
-    points: Series
+    # The points this rule judged: None while they are exactly the tag's points (every one finite
+    # and selected), so that most rules cost no copy of the series; a private copy from the first
+    # point it leaves out (a NaN, an on-policy GRPO step).
+    points: Series | None
     memo: dict[str, Any]
     band: Band | None = None
 
@@ -237,12 +240,13 @@ class HealthEngine:
             warn_p, crit_p = rule.persistences(params)
             tracker = Tracker(warn_p, crit_p, params.clear_points(warn_p), params.clear_points(crit_p),
                               bool(self.rules.general["single_point_warn"]))
-            slots.append(_Slot(rule, params, tracker, Series(tag), {"key": info.key}))
+            slots.append(_Slot(rule, params, tracker, None, {"key": info.key}))
         return _TagState(series, info, slots, purged=series.purged)
 
     def _feed(self, state: _TagState, context: Context) -> None:
         """Run every rule of one tag over the points appended since the last call."""
-        new = state.series.points(state.seen)
+        seen = state.seen
+        new = state.series.points(seen)
         state.seen = len(state.series)
         finite = np.isfinite(new.values)
         if self.rules["non_finite"].enabled:
@@ -253,12 +257,19 @@ class HealthEngine:
             if selected is not None:
                 mask = mask & selected
             if not mask.any():
+                if slot.points is None and len(mask):
+                    slot.points = _judged_copy(state.series, seen)
                 continue
-            start = len(slot.points)
-            slot.points.append(new.steps[mask], new.wall_times[mask], new.values[mask])
-            values = slot.points.values
+            if slot.points is None and mask.all():
+                steps, values, start = state.series.steps, state.series.values, seen  # shared
+            else:
+                if slot.points is None:
+                    slot.points = _judged_copy(state.series, seen)
+                start = len(slot.points)
+                slot.points.append(new.steps[mask], new.wall_times[mask], new.values[mask])
+                steps, values = slot.points.steps, slot.points.values
             flags = slot.rule.flags(values, start, slot.memo, slot.params, context)
-            slot.tracker.feed(slot.points.steps[start:], values[start:], flags)
+            slot.tracker.feed(steps[start:], values[start:], flags)
 
     def _refresh(self, run: str, tag: str, state: _TagState, run_state: _RunState,
                  signals: RunSignals) -> None:
@@ -287,6 +298,14 @@ class HealthEngine:
         state.findings = findings
         state.level, state.mark = level, mark
         state.band = tuple(band)  # type: ignore[assignment]
+
+
+def _judged_copy(series: Series, count: int) -> Series:
+    """A private copy of the first ``count`` points of ``series`` (what a sharing slot judged so far)."""
+    copy = Series(series.tag)
+    points = series.points()
+    copy.append(points.steps[:count], points.wall_times[:count], points.values[:count])
+    return copy
 
 
 def _merge_band(band: list[float | None], other: Band) -> list[float | None]:

@@ -90,6 +90,8 @@ def judge_slot(
         verdict = (level, "") if adjustment is None else (min(level, adjustment.cap), adjustment.note)
         if adjustment is not None and adjustment.final:
             settled[key] = verdict  # the evidence can no longer change: never looked at again
+            if len(settled) > 2 * MAX_ADJUSTED:  # only the latest episodes are looked at again
+                del settled[next(iter(settled))]
         return verdict
 
     looked_at = len(closed) - MAX_ADJUSTED

@@ -236,7 +236,8 @@ class RltopApp(App[int]):
         # any print() while the dashboard runs raise TypeError.)
         self._flush_timer = None
         self._last_flush = time.monotonic()
-        if self.paused:
+        # A repaint timer can fire while the app closes and its widgets are gone: nothing to draw.
+        if self.paused or self._exit or self._closing or self.dashboard._closing:
             return
         session = self.session
         if session.dirty.runs:

@@ -8,7 +8,7 @@ renderer, to the width it has.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -33,7 +33,8 @@ class MetricView:
     """Display name (`rltop.view.names.metric_names`): the tag without ``train/``, exact characters."""
     info: MetricInfo
     series: Series
-    stats: SeriesStats
+    stats_given: InitVar[SeriesStats | None] = None
+    """Statistics already computed (otherwise `stats` computes them on first use)."""
     level: Level = Level.OK
     findings: list[Finding] = field(default_factory=list)
     mark: Level = Level.OK
@@ -41,6 +42,18 @@ class MetricView:
     back to normal keeps it ("had CRIT") until `a`, so a blow-up never goes unseen."""
     version: tuple[int, int] = (0, 0)
     """(point count, purged count) of the series when the view was built: a cheap change check."""
+    _stats: SeriesStats | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self, stats_given: SeriesStats | None) -> None:
+        self._stats = stats_given
+
+    @property
+    def stats(self) -> SeriesStats:
+        """The series' statistics at `version`, computed when first asked for: a live batch rebuilds
+        the views of every tag it touched, and only the cards on screen read their numbers."""
+        if self._stats is None:
+            self._stats = series_stats(self.series)
+        return self._stats
 
     @property
     def label(self) -> str:
@@ -79,7 +92,6 @@ def build_metric_view(run: Run, tag: str, health: RunHealth | None, name: str) -
         name=name,
         info=describe(tag),
         series=series,
-        stats=series_stats(series),
         level=Level(level),
         findings=list(findings),
         mark=mark,

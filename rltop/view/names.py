@@ -19,12 +19,15 @@ import os
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from rltop.model.catalog import SPLITS, describe
 from rltop.model.names import display_name as path_text
-from rltop.model.run import Store
 from rltop.view.cells import cell_len
 from rltop.view.text_fit import elisions
+
+if TYPE_CHECKING:  # the dashboard's first frame imports this module: numpy must not come with it
+    from rltop.model.run import Store
 
 # transformers' TrainingArguments.logging_dir: runs/<%b%d_%H-%M-%S>_<hostname>
 _TRANSFORMERS_SESSION = re.compile(r"^(?P<when>[A-Z][a-z]{2}\d{2}_\d{2}-\d{2}-\d{2})(?P<host>_.+)?$")

@@ -171,7 +171,8 @@ class DashboardScreen(Screen):
     async def show_run(self, run: RunView, calm_text: str, focus_tag: str | None = None) -> None:
         """Show one run's alerts and cards (in place when it is the run already shown)."""
         self._sync_layout()
-        self.query_one(WaitingPanel).display = False
+        for panel in self.query(WaitingPanel):  # none while the app is closing: a late repaint
+            panel.display = False
         self.alerts.display = True
         self.board.display = True
         switched = run.name != self.shown_run

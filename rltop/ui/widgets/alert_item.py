@@ -55,10 +55,12 @@ class AlertItem(KeyOrigin, Widget, can_focus=True):
         if shown_as(alert) != shown_as(self.alert):
             self.set_class(False, *LEVEL_CLASSES.values(), PAST_CLASS)
             self.add_class(*_classes(alert).split())
+            before = self._open_height() if self.is_open else 1
             self.alert = alert
-            # A one-line alert keeps its height: no layout pass (a stall message changes every
-            # minute, and a full layout costs far more than repainting one line).
-            self.refresh(layout=self.is_open)
+            # A full layout pass costs far more than repainting a few lines, and an open alert's
+            # text changes with every point ("now 1.48 at step 2000"): lay out only when its
+            # height changes (a one-line alert keeps its height whatever its text).
+            self.refresh(layout=self.is_open and self._open_height() != before)
         else:
             self.alert = alert  # same text: keep the newest data, skip the repaint
 
@@ -72,6 +74,11 @@ class AlertItem(KeyOrigin, Widget, can_focus=True):
     def is_open(self) -> bool:
         """Showing everything: focused or expanded."""
         return self.has_focus or self.expanded
+
+    def _open_height(self) -> int:
+        """Lines the open alert takes at its current width."""
+        width = max(1, self.content_size.width)
+        return len(self.render().wrap(self.app.console, width))
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         """One line until focused or expanded, whatever the text: the one-line form is cut to the

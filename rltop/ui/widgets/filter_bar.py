@@ -73,6 +73,7 @@ class FilterBar(Horizontal):
 
     _done: Done | None = None
     _pattern: Pattern = None
+    _status_text: str | None = None  # what the status note shows (None: not set yet)
 
     def compose(self) -> ComposeResult:
         yield Static("/", classes="filter-slash")
@@ -121,7 +122,9 @@ class FilterBar(Horizontal):
 
     def set_status(self, text: str, error: bool = False) -> None:
         """The note right of the input: match count or the regex error."""
-        self.query_one("#filter-status", Static).update(Text(text))
+        if text != self._status_text:  # Static.update lays the screen out again: only on a change
+            self._status_text = text
+            self.query_one("#filter-status", Static).update(Text(text))
         self.set_class(error, "-invalid")
 
     @on(Input.Changed, "#filter-input")

@@ -120,8 +120,9 @@ class MetricBoard(VerticalScroll, can_focus=False):
 
     def show_empty_note(self, text: str) -> None:
         """One line in place of the cards (``no tag matches /zzz/ — Esc clears``); "" hides it."""
-        self._note_text = text
-        self._note.update(Text(text))
+        if text != self._note_text:  # Static.update lays the screen out again: only on a change
+            self._note_text = text
+            self._note.update(Text(text))
         self._note.display = bool(text)
 
     # -- filter and layout -------------------------------------------------------------------------

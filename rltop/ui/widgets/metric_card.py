@@ -69,13 +69,16 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
         return self.model.tag
 
     def update_model(self, model: MetricView) -> None:
-        """Show a newer model of the same tag."""
-        if model.level != self.model.level:
+        """Show a newer model of the same tag (titles and classes only change with the level)."""
+        previous = self.model
+        if model.level != previous.level:
             self.set_class(False, *LEVEL_CLASSES.values())
             self.add_class(LEVEL_CLASSES[model.level])
         self.model = model
-        self._apply_titles()
-        self.refresh()
+        if (model.level, model.mark, model.label) != (previous.level, previous.mark, previous.label):
+            self._apply_titles()
+        if self.region.height:  # off-screen cards repaint when they scroll into view
+            self.refresh()
 
     def set_compact(self, compact: bool, name_width: int, label: str | None = None) -> None:
         """Switch between the card and the one-line form; ``label``: the name the board fitted."""

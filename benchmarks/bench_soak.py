@@ -1,0 +1,175 @@
+"""Soak benchmark: the real dashboard (and ``rltop tail`` beside it) under a live writer for N minutes.
+
+    python benchmarks/bench_soak.py                  # 10 minutes, 60 tags at 1 step/s
+    python benchmarks/bench_soak.py --minutes 3 --rate 2
+
+A writer process appends ``--tags`` scalars every 1/``--rate`` seconds to one event file (rltop's
+own writer, flushed after every step, like torch's SummaryWriter). The installed ``rltop`` dashboard
+runs in a detached tmux pane (100 x 30) and ``rltop tail`` in the background, both on that
+directory. Every 10 s the benchmark samples each process's resident memory (``/proc/PID/status``)
+and CPU time (``/proc/PID/stat``). After a warm-up it fits a line to the RSS samples and prints:
+
+- the RSS slope in MB per minute and in bytes per point written;
+- that against the 24 bytes a point takes in the series (`rltop.model.series.Series`): the goal
+  for held memory is at most twice the series' own bytes, 48 B per point;
+- the share of a core each process used (goal for the dashboard: <= 3 % at 60 points/s).
+
+``rltop tail`` keeps nothing, so its slope is the baseline for "flat".
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RLTOP = shutil.which("rltop", path=str(Path(sys.executable).parent)) or shutil.which("rltop")
+TMUX = shutil.which("tmux")
+TICKS = os.sysconf("SC_CLK_TCK")
+SERIES_BYTES = 24  # int64 step + float64 wall time + float64 value
+SAMPLE_EVERY = 10.0
+
+WRITER = """
+import sys, time, math
+from rltop.ingest.writer import EventWriter
+directory, tags, rate = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+names = [f"train/metric_{i:02d}" for i in range(tags - 5)] + [
+    "train/reward", "train/kl", "train/entropy", "train/grad_norm", "train/loss"]
+with EventWriter(directory, start=time.time()) as writer:
+    step = 0
+    while True:
+        step += 1
+        now = time.time()
+        for i, name in enumerate(names):
+            writer.add_scalar(name, 1.0 + 0.1 * math.sin(step / 7 + i), step, wall_time=now)
+        writer.flush()
+        if step == 1:
+            print(step, flush=True)  # the first step is on disk
+        time.sleep(max(0.0, 1 / rate - (time.time() - now)))
+"""
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident memory of ``pid`` in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of ``pid``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def slope(xs: list[float], ys: list[float]) -> float:
+    """Least-squares slope of ys over xs."""
+    n = len(xs)
+    mean_x, mean_y = sum(xs) / n, sum(ys) / n
+    den = sum((x - mean_x) ** 2 for x in xs)
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / den if den else 0.0
+
+
+class Tmux:
+    """The dashboard in its own tmux server (private socket)."""
+
+    def __init__(self, command: str) -> None:
+        self.socket = f"rltop-soak-{uuid.uuid4().hex[:8]}"
+        self._run("new-session", "-d", "-s", "s", "-x", "100", "-y", "30",
+                  f"exec env -u COLUMNS -u LINES TERM=xterm-256color {command}")
+        self.pid = int(self._run("display-message", "-p", "-t", "s", "#{pane_pid}").strip())
+
+    def _run(self, *args: str) -> str:
+        return subprocess.run([TMUX, "-L", self.socket, *args], capture_output=True, text=True,
+                              timeout=10).stdout
+
+    def screen(self) -> str:
+        """What the pane shows."""
+        return self._run("capture-pane", "-p", "-t", "s")
+
+    def close(self) -> None:
+        """Quit the dashboard and the tmux server."""
+        self._run("send-keys", "-t", "s", "q")
+        time.sleep(0.5)
+        self._run("kill-server")
+
+
+def main() -> None:
+    """Command line."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--tags", type=int, default=60)
+    parser.add_argument("--rate", type=float, default=1.0, help="steps per second")
+    parser.add_argument("--warmup", type=float, default=60.0, help="seconds left out of the fit")
+    args = parser.parse_args()
+    if TMUX is None or RLTOP is None:
+        sys.exit("needs tmux and the installed rltop")
+    work = Path(tempfile.mkdtemp(prefix="rltop-soak-"))
+    run_dir = work / "logs" / "soak_run"
+    run_dir.mkdir(parents=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(run_dir), str(args.tags), str(args.rate)],
+                              stdout=subprocess.PIPE, text=True, env=env)
+    first = writer.stdout.readline()  # the first step is on disk
+    assert first.strip() == "1", first
+    tail = subprocess.Popen([RLTOP, "tail", str(work / "logs")], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    dashboard = Tmux(f"{RLTOP} {work / 'logs'}")
+    samples: dict[str, list[tuple[float, int, float]]] = {"dashboard": [], "tail": []}
+    pids = {"dashboard": dashboard.pid, "tail": tail.pid}
+    started = time.monotonic()
+    try:
+        deadline = started + args.minutes * 60
+        while time.monotonic() < deadline:
+            now = time.monotonic()
+            for name, pid in pids.items():
+                samples[name].append((now - started, rss_bytes(pid), cpu_seconds(pid)))
+            time.sleep(SAMPLE_EVERY)
+        screen = dashboard.screen()
+    finally:
+        dashboard.close()
+        tail.send_signal(signal.SIGINT)
+        writer.kill()
+        for process in (tail, writer):
+            process.wait(timeout=10)
+        shutil.rmtree(work, ignore_errors=True)
+    points_per_s = args.tags * args.rate
+    print(f"soak: {args.minutes:g} min, {args.tags} tags at {args.rate:g} step/s = {points_per_s:g} "
+          "points/s, "
+          f"warm-up {args.warmup:g} s left out of the fit; the dashboard showed step "
+          f"{_shown_step(screen)} at the end")
+    for name, rows in samples.items():
+        kept = [row for row in rows if row[0] >= args.warmup] or rows
+        times = [row[0] for row in kept]
+        rss = [row[1] for row in kept]
+        per_s = slope(times, rss)
+        cpu = (kept[-1][2] - kept[0][2]) / max(times[-1] - times[0], 1e-9) * 100
+        per_point = per_s / points_per_s
+        goal = "" if name != "dashboard" else (
+            f"; goal <= {2 * SERIES_BYTES} B/point: {'OK' if per_point <= 2 * SERIES_BYTES else 'OVER'}, "
+            f"CPU goal <= 3 %: {'OK' if cpu <= 3 else 'OVER'}")
+        print(f"  {name:9s}: RSS {rss[0] / 1e6:.1f} -> {rss[-1] / 1e6:.1f} MB, "
+              f"slope {per_s * 60 / 1e6:.3f} MB/min = "
+              f"{per_point:.0f} B/point ({per_point / SERIES_BYTES:.1f}x the series' {SERIES_BYTES} B), "
+              f"CPU {cpu:.2f} % of a core{goal}")
+
+
+def _shown_step(screen: str) -> str:
+    found = re.search(r"step (\d+)", screen)
+    return found.group(1) if found else "?"
+
+
+if __name__ == "__main__":
+    main()
