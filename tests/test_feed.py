@@ -6,7 +6,6 @@ import re
 
 import numpy as np
 
-from rltop.ingest.bulk import DecodedBatch, TagPoints
 from rltop.ingest.feed import (
     APPEARED,
     REMOVED,
@@ -16,6 +15,7 @@ from rltop.ingest.feed import (
     apply_batch,
 )
 from rltop.ingest.loader import load
+from rltop.ingest.tfrecord.bulk import DecodedBatch, TagPoints
 from rltop.model.run import Store
 
 

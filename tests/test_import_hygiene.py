@@ -38,4 +38,4 @@ def test_core_module_imports_no_screen_library(module: str) -> None:
 
 def test_core_modules_were_found() -> None:
     modules = core_modules()
-    assert "rltop.ingest.reader" in modules and "rltop.model.series" in modules
+    assert "rltop.ingest.tfrecord.reader" in modules and "rltop.model.series" in modules

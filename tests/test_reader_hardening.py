@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 from conftest import trl_event_file
 
-from rltop.ingest import reader as reader_module
-from rltop.ingest.crc import masked_crc32c, masked_crc32c_rows
 from rltop.ingest.loader import load
-from rltop.ingest.reader import EventFileReader
-from rltop.ingest.writer import encode_event, frame_record, scalar_value, text_value
+from rltop.ingest.tfrecord import reader as reader_module
+from rltop.ingest.tfrecord.crc import masked_crc32c, masked_crc32c_rows
+from rltop.ingest.tfrecord.reader import EventFileReader
+from rltop.ingest.tfrecord.writer import encode_event, frame_record, scalar_value, text_value
 
 NAME = "events.out.tfevents.1700000000.host"
 

@@ -11,7 +11,7 @@ from ui_helpers import FIXTURES
 
 from rltop.demo_data.replay import Replayer
 from rltop.ingest.loader import load
-from rltop.ingest.writer import EventWriter
+from rltop.ingest.tfrecord.writer import EventWriter
 from rltop.model.smoothing import ema_debiased
 from rltop.ui.formatting import cut_at_word, elide_name, format_rate, short_run_names
 from rltop.ui.spark import spark_rows

@@ -18,8 +18,8 @@ from rltop.ingest import watcher as watcher_module
 from rltop.ingest.discovery import DiscoveryError
 from rltop.ingest.feed import APPEARED, FALLBACK, WAITING, ChangeBatch, apply_batch
 from rltop.ingest.loader import load
+from rltop.ingest.tfrecord.writer import encode_event, frame_record, scalar_value
 from rltop.ingest.watcher import Watcher
-from rltop.ingest.writer import encode_event, frame_record, scalar_value
 from rltop.model.run import Store
 
 # watchdog warns about a harmless race when nested directories appear at once (rltop filters it

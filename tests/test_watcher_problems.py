@@ -95,7 +95,7 @@ def test_file_that_cannot_be_read_is_reported_once(tmp_path, mode, monkeypatch, 
             raise PermissionError(errno.EACCES, "Permission denied", str(path))
         return open(path, *args, **kwargs)
 
-    monkeypatch.setattr("rltop.ingest.reader.open", guarded_open, raising=False)
+    monkeypatch.setattr("rltop.ingest.tfrecord.reader.open", guarded_open, raising=False)
     watcher, consumer = start_watcher([tmp_path], mode)
     stop_all(watcher)
     denied["on"] = True

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rltop.ingest.bulk import DecodedBatch
 from rltop.ingest.sessions import session_label
+from rltop.ingest.tfrecord.bulk import DecodedBatch
 from rltop.model.run import Store
 
 # RunEvent kinds, in one place so producers and consumers agree on the spelling.

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 
 from rltop.ingest.discovery import event_file_order
-from rltop.ingest.reader import EventFileReader, ReadResult
+from rltop.ingest.tfrecord.reader import EventFileReader, ReadResult
 
 
 @dataclass

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from rltop.ingest.discovery import RunSource, event_file_order
-from rltop.ingest.reader import EventFileReader
+from rltop.ingest.tfrecord.reader import EventFileReader
 
 SESSIONS_FOLDER = "runs"  # transformers' TensorBoardCallback writes <output_dir>/runs/<datetime>_<host>
 PEEK_BYTES = 1 << 20  # how much of a new session's first file is read to find its first step

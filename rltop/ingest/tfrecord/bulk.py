@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rltop.ingest.crc import masked_crc32c_affine, masked_crc32c_rows
-from rltop.ingest.frames import strided_view
-from rltop.ingest.wire import WireError, decode_event
+from rltop.ingest.tfrecord.crc import masked_crc32c_affine, masked_crc32c_rows
+from rltop.ingest.tfrecord.frames import strided_view
+from rltop.ingest.tfrecord.wire import WireError, decode_event
 
 _MAX_FAST_TAG = 120  # tags up to this length take the vectorised path
 _MIN_FAST_RECORD = 22

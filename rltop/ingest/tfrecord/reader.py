@@ -18,8 +18,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from rltop.ingest.bulk import DecodedBatch, decode_records
-from rltop.ingest.frames import (
+from rltop.ingest.tfrecord.bulk import DecodedBatch, decode_records
+from rltop.ingest.tfrecord.frames import (
     HEADER,
     MAX_BLOCKED,
     OVERHEAD,
@@ -29,7 +29,7 @@ from rltop.ingest.frames import (
     scan_frames,
     valid_headers,
 )
-from rltop.ingest.torn import recover
+from rltop.ingest.tfrecord.torn import recover
 
 # Bytes per read. Measured on a 54 MB log: 4 MB windows loaded it 25 % faster than 16 MB ones
 # (the temporaries of a window stay in cache and freed memory is reused instead of faulted in).
