@@ -84,7 +84,7 @@ class Consumer:
         for batch in self.snapshot():
             for p in batch.points:
                 if (p.run, p.tag) == (run, tag):
-                    out.extend(zip(p.steps.tolist(), p.values.tolist()))
+                    out.extend(zip(p.points.steps.tolist(), p.points.values.tolist()))
         return out
 
     def events(self, kind: str | None = None) -> list:

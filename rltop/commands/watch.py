@@ -157,7 +157,7 @@ class _Watch:
 
     def take(self, batch: ChangeBatch) -> None:
         """Apply a batch; say what happened to the files (never mixed into the JSON on stdout)."""
-        from rltop.ingest.feed import APPEARED, FALLBACK, RELOADED, REMOVED, STALLED, WAITING
+        from rltop.ingest.feed import APPEARED, FALLBACK, REACHABLE, RELOADED, REMOVED, STALLED, WAITING
 
         self.monitor.apply(batch)
         for event in batch.events:
@@ -166,7 +166,7 @@ class _Watch:
             if event.kind == APPEARED:
                 if not batch.initial:
                     self.log.note(event.message)
-            elif event.kind in (WAITING, FALLBACK, RELOADED, REMOVED):
+            elif event.kind in (WAITING, FALLBACK, RELOADED, REMOVED, REACHABLE):
                 self.log.note(event.message)
             else:
                 self.log.warn(event.message)
