@@ -35,7 +35,8 @@ class RunSource:
     directory: str
     files: list[str] = field(default_factory=list)
     kind: str = sources.DEFAULT  # a `rltop.ingest.sources.KINDS` key
-    note: str = ""  # why it is read this way, when there was a choice ("trainer_state.json also present…")
+    note: str = ""  # what it is read from, and why when there was a choice ("trainer_state.json also…")
+    label: str = ""  # the same in a few words, for the dashboard's header
 
 
 @dataclass
@@ -182,15 +183,12 @@ def _prefer_best_kind(runs: list[RunSource], result: Discovery) -> list[RunSourc
     kept: list[RunSource] = []
     for group in by_output.values():
         kinds = {run.kind: sources.kind(run.kind) for run in group}
-        if len(kinds) == 1:
-            kept.extend(group)
-            continue
         best = max(kinds.values(), key=lambda k: k.rank)
         dropped = [k for k in kinds.values() if k is not best]
-        note = sources.preferred_note(best, dropped)
+        note, label = sources.describe(best, dropped)
         for run in group:
             if run.kind == best.name:
-                run.note = note
+                run.note, run.label = note, label
                 kept.append(run)
             else:
                 result.superseded[run.directory] = best.label

@@ -79,8 +79,8 @@ class ChangeBatch:
     session_steps: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
     # run name -> settings the source itself holds (trainer_state.json's max_steps…): `Run.source_config`
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # run name -> (source kind, note): what the run is read from and why (`Run.source`, `Run.source_note`)
-    sources: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # run name -> (source kind, note, label): what the run is read from and why (`Run.source`…)
+    sources: dict[str, tuple[str, str, str]] = field(default_factory=dict)
     time: float = field(default_factory=time.time)  # when the watcher produced the batch
     initial: bool = False  # part of the first read of what was already on disk
     caught_up: bool = False  # the last batch of that first read (may be empty): live from here on
@@ -149,9 +149,9 @@ def apply_batch(store: Store, batch: ChangeBatch) -> Changes:
                 store.run(event.run, event.directory or "")
         elif event.kind == APPEARED and event.run is not None:
             store.run(event.run, event.directory or "")
-    for name, (kind, note) in batch.sources.items():
+    for name, (kind, note, label) in batch.sources.items():
         run = store.run(name, batch.changed_runs.get(name, ""))
-        run.source, run.source_note = kind, note
+        run.source, run.source_note, run.source_label = kind, note, label
     for name, directory in batch.changed_runs.items():
         run = store.run(name, directory)
         run.touch(batch.change_times.get(name, batch.time))

@@ -84,7 +84,7 @@ def _load(paths, tag_filter, run_filter, on_progress) -> LoadResult:
         if run_filter is not None and not run_filter.search(source.name):
             continue
         run = result.store.run(source.name, source.directory)
-        run.source, run.source_note = source.kind, source.note
+        run.source, run.source_note, run.source_label = source.kind, source.note, source.label
         files = RunFiles(source.name, source.directory, source.files, source.kind)
         read_run(files, result.store, result.problems, tag_filter)
         for series in result.store.runs[source.name].series.values():

@@ -77,5 +77,6 @@ class SourceKind:
     output_dir: Callable[[str], str]  # the training output_dir a run directory belongs to
     rank: int = 0  # an output_dir with runs of several kinds is read from the highest rank only
     why: str = ""  # what a higher rank buys, for the note: "more points and wall times"
+    summary: str = ""  # what reading this kind means for the user, said in the run's header
     newest_only: bool = False  # only the newest file is read; its reader `follow`s the run's files
     sessions: bool = False  # transformers' runs/<session> folders of one output_dir may be one run

@@ -151,7 +151,7 @@ def group_sources(sources: Iterable[RunSource], grouper: SessionGrouper) -> list
         run = runs.get(owner)
         if run is None:
             runs[owner] = RunSource(source.name, source.directory, list(source.files), source.kind,
-                                    source.note)
+                                    source.note, source.label)
         else:
             run.files.extend(source.files)
     for run in runs.values():

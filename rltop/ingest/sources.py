@@ -60,8 +60,17 @@ def what_is_read() -> str:
     return " or ".join(f"{k.label} ({k.pattern})" for k in KINDS.values())
 
 
-def preferred_note(kept: SourceKind, dropped: list[SourceKind]) -> str:
-    """Why a run with files of several kinds is read from ``kept`` (shown in its header)."""
-    others = " and ".join(k.label for k in dropped)
-    why = f" ({kept.why})" if kept.why else ""
-    return f"{others} also present; reading the {kept.label}{why}"
+def describe(kept: SourceKind, dropped: list[SourceKind]) -> tuple[str, str]:
+    """(note, label) of a run read from ``kept`` while its output_dir also has ``dropped`` kinds.
+
+    The note is a sentence for reports ("trainer_state.json also present; reading the event files
+    (more points and wall times)"), the label a few words for the dashboard's header; both are empty
+    for a run of the default kind with nothing else beside it.
+    """
+    if dropped:
+        others = " and ".join(k.label for k in dropped)
+        why = f" ({kept.why})" if kept.why else ""
+        return f"{others} also present; reading the {kept.label}{why}", f"{kept.label}, not {others}"
+    if kept.summary:
+        return kept.summary, f"from {kept.label}"
+    return "", ""

@@ -47,7 +47,7 @@ class TrackedRun:
     stalled: bool = False  # a "stalled" event was sent and no data came since
     gaps: deque = field(default_factory=lambda: deque(maxlen=16))  # recent gaps between growths
     sessions: set[str] = field(default_factory=set)  # folders of later sessions that joined the run
-    note: str = ""  # why the run is read from its kind of source (`RunSource.note`)
+    source: tuple[str, str, str] = ("", "", "")  # kind, note and label of its `RunSource`
     # Files read to their end at least once: until then a read is history found on disk (dated
     # by the file's mtime), however many windows a large file takes.
     caught_up: set[str] = field(default_factory=set)
@@ -132,9 +132,9 @@ class Tracker:
                     self.ignored.add(owner)
                     continue
                 tracked = self.runs[owner] = TrackedRun(RunFiles(source.name, owner, kind=source.kind))
-                tracked.note = source.note
+                tracked.source = (source.kind, source.note, source.label)
                 self._event(APPEARED, source.name, f"new run {source.name} ({owner})", owner)
-                self.batch.sources[source.name] = (source.kind, source.note)
+                self.batch.sources[source.name] = tracked.source
             elif owner != source.directory and source.directory not in tracked.sessions:
                 tracked.sessions.add(source.directory)
                 message = f"run {tracked.name}: new session {source.directory}"
@@ -293,7 +293,7 @@ class Tracker:
         name, directory = tracked.name, tracked.files.directory
         self.batch.drop_run(name)
         self._event(RELOADED, name, f"run {name}: a file was rewritten; reading the run again", directory)
-        self.batch.sources[name] = (tracked.files.kind.name, tracked.note)
+        self.batch.sources[name] = tracked.source
         tracked.caught_up.clear()
         tracked.files.reset()
         for path in tracked.files.paths:

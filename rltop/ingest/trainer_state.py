@@ -288,5 +288,7 @@ KIND = SourceKind(
     open=_open,
     output_dir=lambda directory: directory,
     rank=0,
+    summary="no event files: read from the newest checkpoint's trainer_state.json (points up to that "
+    "checkpoint, timed by the checkpoint files; report_to=\"tensorboard\" logs every point live)",
     newest_only=True,
 )

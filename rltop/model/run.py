@@ -49,9 +49,11 @@ class Run:
     file_version: str | None = None
     sessions: list[Session] = field(default_factory=list)
     # What the run is read from (a `rltop.ingest.sources` kind: "tfevents", "trainer_state") and,
-    # when its output_dir offered a choice, why ("trainer_state.json also present; reading …").
+    # when that is worth saying, why: a sentence for reports ("trainer_state.json also present;
+    # reading the event files (more points and wall times)") and a few words for a header.
     source: str = "tfevents"
     source_note: str = ""
+    source_label: str = ""
     # Settings the source itself holds (trainer_state.json: max_steps, logging_steps…).
     source_config: dict[str, Any] | None = None
     # Wall time (from the events) of the newest point, and local time of the last file change:

@@ -57,6 +57,7 @@ def run_dict(run: RunReport) -> dict[str, Any]:
         "last_point_unix": run.last_point_wall_time,
         "staleness_seconds": run.staleness,
         "config": _config(run.config),
+        "source": {"kind": run.source, "note": run.source_note},
         "findings": [finding_dict(f, run.single_precision(f.tag)) for f in run.findings],
         "tags": {row.tag: tag_dict(row) for row in run.rows},
     }

@@ -84,6 +84,10 @@ class RunReport:
     groups: list[tuple[str, list[MetricRow]]]
     texts: list[str]
     """Names of the text-summary tags (``args/text_summary``...)."""
+    source: str = "tfevents"
+    """The kind of files the run is read from (`rltop.ingest.sources`: tfevents, trainer_state)."""
+    source_note: str = ""
+    """What the run is read from and why, when that is worth saying (``Run.source_note``)."""
 
     @property
     def state(self) -> str:
@@ -202,6 +206,8 @@ def build_run_report(run: Run, health: RunHealth, now: float) -> RunReport:
         findings=list(health.findings),
         groups=groups,
         texts=sorted(run.texts),
+        source=run.source,
+        source_note=run.source_note,
     )
 
 

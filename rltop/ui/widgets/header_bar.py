@@ -29,6 +29,8 @@ class HeaderInfo:
     loading_text: str = ""
     filter_text: str = ""
     note: str = ""
+    source: str = ""  # what the run is read from, when not event files ("from trainer_state.json")
+    source_aside: str = ""  # a choice worth a word, shown only where the whole line has room to spare
 
 
 class HeaderBar(Widget):
@@ -83,6 +85,8 @@ class HeaderBar(Widget):
             parts.append((4, Text(f"run {index}/{count}", style=style("header-bar--dim"))))
         if info.note:
             parts.append((6, Text(visible(info.note), style=style("header-bar--dim"))))
+        if info.source:
+            parts.append((3, Text(visible(info.source), style=style("header-bar--dim"))))
         run = visible(info.run) if info.run else ""
         badge = parts[0] if info.level is not None else None
         others = [part for part in parts if part is not badge]
@@ -109,6 +113,9 @@ class HeaderBar(Widget):
             if len(line):
                 line.append(" ")
             line.append_text(text)
+        aside = visible(info.source_aside)
+        if aside and len(kept) == len(others) and len(line) + 1 + len(aside) <= width:
+            line.append(" " + aside, style=style("header-bar--dim"))
         return line
 
 
