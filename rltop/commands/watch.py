@@ -194,7 +194,6 @@ def _start_line(runs: int, where: str, alerts: Alerts) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Watch until Ctrl-C or SIGTERM."""
-    import os
 
     settings = alert_settings(args)  # a bad URL, a missing notify-send: exit 2 before anything starts
     from rltop.alerts.dispatch import Alerts
@@ -203,6 +202,7 @@ def run(args: argparse.Namespace) -> int:
     from rltop.health.engine import HealthEngine
     from rltop.health.findings import Level
     from rltop.health.rules import load_rules
+    from rltop.ingest.storage import display as display_root
     from rltop.ingest.watcher import Watcher
     from rltop.report.safe_text import visible
 
@@ -216,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         watcher = Watcher(args.paths, watch.inbox.put, poll=args.poll, tags=args.tags, runs=args.runs)
         watcher.start()  # DiscoveryError (exit 2) for a path that does not exist
-        where = ", ".join(os.path.abspath(path) for path in args.paths)
+        where = ", ".join(display_root(path) for path in args.paths)
         if not watch.loop(lambda: watcher.running, where):
             error_line("watching stopped (see the warning above)")
             return EXIT_USAGE

@@ -46,8 +46,9 @@ class Reachability:
         if not first:
             return None
         return (
-            f"{self.root}: cannot reach the storage ({reason}); retrying after {_seconds(self.interval)}, "
-            f"then less often (at least every {_seconds(self.longest_wait)}); the points read so far are kept"
+            f"{self.root}: cannot reach the storage ({reason}); retrying with back-off "
+            f"({_seconds(self.interval)}, doubling up to {_seconds(self.longest_wait)}); "
+            "the points read so far are kept"
         )
 
     def succeeded(self) -> str | None:

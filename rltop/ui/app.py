@@ -13,7 +13,6 @@ the watcher reads the files in the background ("reading… N points" in the head
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
@@ -25,6 +24,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 
+from rltop.ingest.storage import display as display_root
 from rltop.report.safe_text import visible
 from rltop.ui import themes
 from rltop.ui.chart_options import DEFAULT_SMOOTHING, SMOOTHING_STEPS, X_MODES
@@ -104,7 +104,7 @@ class RltopApp(App[int]):
         self._last_assess = 0.0
         self._theme_problems: list[str] = []
         self.dashboard = DashboardScreen(
-            reading=None if store is not None else [os.path.abspath(p) for p in self.paths]
+            reading=None if store is not None else [display_root(p) for p in self.paths]
         )
         self._setup_themes(theme)
 
@@ -254,7 +254,7 @@ class RltopApp(App[int]):
         session = self.session
         name = session.current
         if name is None:
-            roots = [os.path.abspath(p) for p in self.paths]
+            roots = [display_root(p) for p in self.paths]
             if session.caught_up:
                 self.dashboard.show_waiting(roots, self.waiting_note)
             else:

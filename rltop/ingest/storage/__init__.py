@@ -125,6 +125,11 @@ def _split(path: str) -> tuple[str, str]:
     return path[: found.end()], path[found.end() :]
 
 
+def display(path: str) -> str:
+    """How to show a root the user gave: a URL as given, a local path made absolute (no I/O)."""
+    return path if is_url(path) else os.path.abspath(path)
+
+
 def absolute(path: str) -> str:
     """The canonical form of ``path`` (local: absolute; URL: as its backend names it)."""
     return backend(path).absolute(path) if is_url(path) else os.path.abspath(path)

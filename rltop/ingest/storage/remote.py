@@ -19,24 +19,24 @@ whole root and retries with back-off.
 from __future__ import annotations
 
 import datetime
-import importlib.util
+import importlib
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from rltop.ingest.storage import FileStat, MissingBackend, Unreachable, scheme
 
-# scheme -> (the package it needs, the rltop extra that installs it, or None)
+# scheme -> the package its fsspec implementation lives in (fsspec itself for the others)
 PACKAGES = {
-    "s3": ("s3fs", "s3"), "s3a": ("s3fs", "s3"), "gs": ("gcsfs", "gcs"), "gcs": ("gcsfs", "gcs"),
-    "az": ("adlfs", None), "abfs": ("adlfs", None), "abfss": ("adlfs", None), "hf": ("huggingface_hub", None),
+    "s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs",
+    "az": "adlfs", "abfs": "adlfs", "abfss": "adlfs", "hf": "huggingface_hub",
 }  # fmt: skip
-_EXTRA_OF_PACKAGE = {"s3fs": "s3", "gcsfs": "gcs"}
+EXTRAS = {"s3fs": "s3", "gcsfs": "gcs"}  # package -> the rltop extra that installs it
 
 
 def missing_package_message(url: str, package: str) -> str:
     """One line naming what to install for ``url``."""
-    extra = _EXTRA_OF_PACKAGE.get(package)
+    extra = EXTRAS.get(package)
     how = f"pip install 'rltop[{extra}]'" if extra else f"pip install fsspec {package}"
     return f"{url}: reading {scheme(url)}:// URLs needs {package}, which is not installed: {how}"
 
@@ -44,10 +44,12 @@ def missing_package_message(url: str, package: str) -> str:
 def _require(url: str) -> Any:
     """fsspec itself, or `MissingBackend` naming the extra for this URL's scheme."""
     protocol = scheme(url).split("::")[-1]
-    package, _extra = PACKAGES.get(protocol, ("fsspec", None))
+    package = PACKAGES.get(protocol, "fsspec")
     for needed in dict.fromkeys(("fsspec", package)):
-        if importlib.util.find_spec(needed) is None:
-            raise MissingBackend(missing_package_message(url, package if needed == "fsspec" else needed))
+        try:
+            importlib.import_module(needed)
+        except ImportError:
+            raise MissingBackend(missing_package_message(url, package)) from None
     import fsspec
 
     return fsspec
