@@ -39,7 +39,8 @@ from rltop.ingest.loader import load
 r = load([sys.argv[1]])
 count = sum(run.scalar_count() for run in r.store.runs.values())
 usage = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps({"count": count, "wall": time.perf_counter() - start, "cpu": usage.ru_utime + usage.ru_stime}))
+cpu = usage.ru_utime + usage.ru_stime
+print(json.dumps({"count": count, "wall": time.perf_counter() - start, "cpu": cpu}))
 """
 
 
@@ -120,7 +121,9 @@ def idle_polls(url: str, polls: int, interval: float) -> dict:
 
 def main() -> None:
     """Command line."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=3, help="cold loads per source (median reported)")
     parser.add_argument("--polls", type=int, default=30, help="idle polls measured")
     args = parser.parse_args()
@@ -129,8 +132,9 @@ def main() -> None:
     size = sum(f.stat().st_size for f in files)
     port = free_port()
     server = start_server(port)
-    env = {**os.environ, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "bench",
-           "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1", "PYTHONPATH": str(ROOT)}  # fmt: skip
+    aws = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "bench",
+           "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1"}  # fmt: skip
+    env = {**os.environ, **aws, "PYTHONPATH": str(ROOT)}
     os.environ.update({k: v for k, v in env.items() if k.startswith("AWS_")})
     import boto3
 
@@ -154,8 +158,10 @@ def main() -> None:
     print(f"{'S3 (moto, 127.0.0.1)':<28}{wall_s3:>8.2f}{cpu_s3:>8.2f}{disk[0]['count'] / wall_s3:>12,.0f}")
     print(f"S3 / disk: {wall_s3 / wall_disk:.2f}x wall, {cpu_s3 / cpu_disk:.2f}x CPU of the loading process")
     idle = idle_polls(url, args.polls, 0.2)
-    print(f"\nidle remote run, {idle['polls']:.0f} polls at 0.2 s: per poll {idle['heads']:.2f} HEAD, "
-          f"{idle['lists']:.2f} LIST, {idle['gets']:.2f} GET, {idle['bytes']:.0f} bytes downloaded")
+    print(
+        f"\nidle remote run, {idle['polls']:.0f} polls at 0.2 s: per poll {idle['heads']:.2f} HEAD, "
+        f"{idle['lists']:.2f} LIST, {idle['gets']:.2f} GET, {idle['bytes']:.0f} bytes downloaded"
+    )
     server.stop()
     print(f"\nload average: {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs, python {sys.version.split()[0]}")
 

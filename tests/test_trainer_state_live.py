@@ -15,7 +15,7 @@ import pytest
 from conftest import TRL
 from test_watcher import MODES, EventLog, start_watcher, stop_all, wait_for  # noqa: F401 (fixture)
 
-from rltop.ingest.feed import APPEARED, FILE_ERROR, RELOADED, REMOVED
+from rltop.ingest.feed import APPEARED, FILE_ERROR, RELOADED, REMOVED, STALLED
 from rltop.ingest.loader import load
 from rltop.ingest.tracker import Tracker
 
@@ -141,3 +141,26 @@ def test_checkpoints_and_event_files_of_different_runs_are_both_read(tmp_path):
     save_checkpoint(tmp_path / "grpo", 100, fixture_state(100))
     names = sorted(load([str(tmp_path)]).store.runs)
     assert names == ["grpo", "other"]
+
+
+def test_a_quiet_checkpoint_run_stalls_after_its_own_cadence(tmp_path):
+    output_dir = tmp_path / "grpo"
+    now = [2_000_000_000.0]
+    for step, age in ((100, 2000), (200, 1000)):  # a checkpoint every 1000 s so far
+        path = save_checkpoint(output_dir, step, fixture_state(step))
+        os.utime(path, (now[0] - age, now[0] - age))
+    tracker = Tracker([str(tmp_path)], clock=lambda: now[0])
+    drive(tracker)
+    document = json.loads(fixture_state(200))
+    document["log_history"].append({"loss": 0.5, "step": 201})
+    path = save_checkpoint(output_dir, 300, json.dumps(document).encode())
+    os.utime(path, (now[0] + 10, now[0] + 10))
+    now[0] += 10
+    drive(tracker)
+    now[0] += 400  # longer than the 5 min floor, far shorter than three checkpoint intervals
+    tracker.check_stalls()
+    assert not [e for e in tracker.take_batch().events if e.kind == STALLED]
+    now[0] += 2600
+    tracker.check_stalls()
+    (stalled,) = [e for e in tracker.take_batch().events if e.kind == STALLED]
+    assert "checkpoints are far apart: see save_steps" in stalled.message

@@ -76,7 +76,13 @@ def load(
         raise DiscoveryError(f"{', '.join(paths)}: cannot reach the storage: {error}") from None
 
 
-def _load(paths, tag_filter, run_filter, on_progress) -> LoadResult:
+def _load(
+    paths: list[str],
+    tag_filter: re.Pattern[str] | None,
+    run_filter: re.Pattern[str] | None,
+    on_progress: Callable[[int], None] | None,
+) -> LoadResult:
+    """`load` once the filters are compiled."""
     found = discover(paths)
     found.runs = group_sources(found.runs, SessionGrouper())
     result = LoadResult(store=Store(), discovery=found, problems=list(found.problems))

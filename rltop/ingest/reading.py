@@ -38,6 +38,7 @@ class ReadResult:
     more: bool = False  # the file holds more than this call could use (call again)
     restarted: bool = False  # the source was rewritten: the run must be read anew (RELOADED)
     large_next: bool = False  # the next call reads one large record (publish these points first)
+    cadence: float | None = None  # seconds between the source's writes, when it tells (checkpoint times)
 
 
 class SourceReader(Protocol):
@@ -78,5 +79,6 @@ class SourceKind:
     rank: int = 0  # an output_dir with runs of several kinds is read from the highest rank only
     why: str = ""  # what a higher rank buys, for the note: "more points and wall times"
     summary: str = ""  # what reading this kind means for the user, said in the run's header
+    quiet_hint: str = "training stopped, or its writer buffers: see flush_secs"  # why no data may come
     newest_only: bool = False  # only the newest file is read; its reader `follow`s the run's files
     sessions: bool = False  # transformers' runs/<session> folders of one output_dir may be one run

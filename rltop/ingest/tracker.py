@@ -273,6 +273,8 @@ class Tracker:
         if read.result.restarted:
             self._reload_run(tracked)
             return False
+        if read.result.cadence:
+            tracked.gaps.append(read.result.cadence)  # the source's own cadence (checkpoint times)
         if read.result.bytes_read:
             self.batch.add_decoded(
                 tracked.name, tracked.files.directory, read.result.decoded, self.tag_filter, path
@@ -343,5 +345,5 @@ class Tracker:
                     STALLED,
                     tracked.name,
                     f"run {tracked.name}: no new data for {format_duration(idle)} "
-                    "(training stopped, or its writer buffers: see flush_secs)",
+                    f"({tracked.files.kind.quiet_hint})",
                 )

@@ -216,6 +216,9 @@ class TrainerStateReader:
                 return
             known = {}
         dating = self._checkpoint_times(state, mtime) if not self._delivered else None
+        if dating is not None and len(dating[1]) > 1:
+            gaps = [b - a for a, b in zip(dating[1][:-1], dating[1][1:]) if b > a]
+            result.cadence = float(max(gaps)) if gaps else None
         decoded = Decoded(config=dict(state.config) or None)
         for tag, (steps, values) in state.scalars.items():
             start = known.get(tag, 0)
@@ -291,4 +294,5 @@ KIND = SourceKind(
     summary="no event files: read from the newest checkpoint's trainer_state.json (points up to that "
     "checkpoint, timed by the checkpoint files; report_to=\"tensorboard\" logs every point live)",
     newest_only=True,
+    quiet_hint="training stopped, or its checkpoints are far apart: see save_steps",
 )

@@ -198,7 +198,7 @@ class RltopApp(App[int]):
 
     @on(LiveBatch)
     def _live_batch(self, message: LiveBatch) -> None:
-        from rltop.ingest.feed import FALLBACK, FILE_ERROR, REMOVED, WAITING
+        from rltop.ingest.feed import FALLBACK, FILE_ERROR, REACHABLE, REMOVED, WAITING
 
         batch = message.batch
         self.session.apply(batch)
@@ -209,6 +209,8 @@ class RltopApp(App[int]):
                 self.notify(visible(event.message), severity="warning", markup=False, timeout=8)
             elif event.kind == REMOVED and event.run is not None:
                 self.notify(f"run removed: {visible(event.run)}", markup=False, timeout=5)
+            elif event.kind == REACHABLE:  # a remote store answers again (its failure was a warning)
+                self.notify(visible(event.message), markup=False, timeout=5)
         if self.paused:
             self._paused_points += batch.point_count()
             self._show_header()
