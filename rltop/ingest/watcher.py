@@ -199,7 +199,7 @@ class _Follower:
                     f"{error}); please report it",
                 )
             )
-            self._flush()
+            self._flush(first_read_done=self._initial)  # the other roots' consumers must not wait on it
         finally:
             self._stop_observer(0.5)
 
