@@ -19,7 +19,7 @@ from rltop.alerts.payload import (
     writer_process,
 )
 from rltop.health.findings import Finding, Level
-from rltop.ingest.writer import EventWriter
+from rltop.ingest.tfrecord.writer import EventWriter
 from rltop.model.run import Store
 
 NAN_FINDING = Finding(

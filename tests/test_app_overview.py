@@ -21,7 +21,7 @@ from ui_helpers import (
 )
 
 from rltop.health.findings import Finding, Level
-from rltop.ingest.writer import EventWriter
+from rltop.ingest.tfrecord.writer import EventWriter
 from rltop.ui.app import RltopApp
 from rltop.ui.widgets.alert_item import AlertItem
 

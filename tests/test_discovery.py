@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import TRL
 
-from rltop.ingest.discovery import DiscoveryError, discover, event_file_order
+from rltop.ingest.discovery import DiscoveryError, discover
+from rltop.ingest.tfevents import event_file_order
 
 
 def _touch(path: Path) -> Path:

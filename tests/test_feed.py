@@ -6,7 +6,6 @@ import re
 
 import numpy as np
 
-from rltop.ingest.bulk import DecodedBatch, TagPoints
 from rltop.ingest.feed import (
     APPEARED,
     REMOVED,
@@ -16,12 +15,14 @@ from rltop.ingest.feed import (
     apply_batch,
 )
 from rltop.ingest.loader import load
+from rltop.ingest.tfrecord.bulk import DecodedBatch
 from rltop.model.run import Store
+from rltop.model.series import Points
 
 
 def points(run: str, tag: str, steps, values) -> PointsBatch:
     steps = np.asarray(steps, dtype=np.int64)
-    return PointsBatch(run, tag, steps, steps * 10.0, np.asarray(values, dtype=np.float64))
+    return PointsBatch(run, tag, Points(steps, steps * 10.0, np.asarray(values, dtype=np.float64)))
 
 
 def test_apply_batch_creates_runs_and_reports_first_changed_index():
@@ -78,15 +79,15 @@ def test_texts_and_file_version_are_applied():
 def test_add_decoded_filters_tags_and_drop_run_forgets_a_run():
     decoded = DecodedBatch(
         scalars={
-            "train/loss": TagPoints(np.array([1]), np.array([1.0]), np.array([0.5])),
-            "train/kl": TagPoints(np.array([1]), np.array([1.0]), np.array([0.1]), False),
+            "train/loss": Points(np.array([1]), np.array([1.0]), np.array([0.5])),
+            "train/kl": Points(np.array([1]), np.array([1.0]), np.array([0.1]), False),
         },
         texts=[("note", 1, 1.0, "hello")],
         file_version="brain.Event:2",
     )
     batch = ChangeBatch()
     batch.add_decoded("a", "/a", decoded, re.compile("kl"))
-    assert [(p.run, p.tag, p.single_precision) for p in batch.points] == [("a", "train/kl", False)]
+    assert [(p.run, p.tag, p.points.single_precision) for p in batch.points] == [("a", "train/kl", False)]
     assert batch.texts == [("a", "note", 1, 1.0, "hello")]
     assert batch.changed_runs == {"a": "/a"} and batch.file_versions == {"a": "brain.Event:2"}
     assert batch.point_count() == 1 and not batch.is_empty()

@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 from conftest import trl_event_file
 
-from rltop.ingest import reader as reader_module
-from rltop.ingest.crc import masked_crc32c, masked_crc32c_rows
 from rltop.ingest.loader import load
-from rltop.ingest.reader import EventFileReader
-from rltop.ingest.writer import encode_event, frame_record, scalar_value, text_value
+from rltop.ingest.storage.local import LocalFile
+from rltop.ingest.tfrecord import reader as reader_module
+from rltop.ingest.tfrecord.crc import masked_crc32c, masked_crc32c_rows
+from rltop.ingest.tfrecord.reader import EventFileReader
+from rltop.ingest.tfrecord.writer import encode_event, frame_record, scalar_value, text_value
 
 NAME = "events.out.tfevents.1700000000.host"
 
@@ -188,19 +189,19 @@ class ScanCounter:
     def __init__(self, monkeypatch) -> None:
         self.scanned = 0
         self.read = 0
-        scan, pread = reader_module.scan_frames, reader_module._pread
+        scan, read = reader_module.scan_frames, LocalFile.read
 
         def counting_scan(data):
             self.scanned += len(data)
             return scan(data)
 
-        def counting_pread(fd, length, position):
-            data = pread(fd, length, position)
+        def counting_read(handle, start, length):  # every byte the reader takes from the file
+            data = read(handle, start, length)
             self.read += len(data)
             return data
 
         monkeypatch.setattr(reader_module, "scan_frames", counting_scan)
-        monkeypatch.setattr(reader_module, "_pread", counting_pread)
+        monkeypatch.setattr(LocalFile, "read", counting_read)
 
 
 def test_a_large_record_written_in_pieces_is_read_once(tmp_path, monkeypatch):

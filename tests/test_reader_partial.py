@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import trl_event_file
 
-from rltop.ingest.reader import EventFileReader
+from rltop.ingest.tfrecord.reader import EventFileReader
 
 
 def _collect(reader: EventFileReader, into: list[tuple[str, int, float]], texts: list[str]) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import trl_event_file
 
-from rltop.ingest.reader import EventFileReader
+from rltop.ingest.tfrecord.reader import EventFileReader
 
 
 def _read(path: Path, window: int) -> tuple[dict[str, list[tuple[int, float]]], list[str]]:

@@ -19,9 +19,9 @@ from rltop.health.engine import HealthEngine, assess_store
 from rltop.health.findings import Level
 from rltop.ingest.feed import SESSION, apply_batch
 from rltop.ingest.loader import load
-from rltop.ingest.reader import EventFileReader
+from rltop.ingest.tfrecord.reader import EventFileReader
+from rltop.ingest.tfrecord.writer import EventWriter
 from rltop.ingest.tracker import Tracker
-from rltop.ingest.writer import EventWriter
 from rltop.model.run import Store
 
 TRL2 = Path(__file__).parent / "fixtures" / "trl2"

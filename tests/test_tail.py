@@ -180,7 +180,8 @@ def test_without_inotify_falls_back_to_polling_and_says_so_once(tmp_path):
     ]
     waiting = [line for line in err if "waiting for" in line]
     assert waiting == [
-        f"rltop: no event files (events.out.tfevents.*) under {tmp_path / 'logs'} yet; waiting for them"
+        "rltop: no event files (events.out.tfevents.*) or trainer_state.json "
+        f"(checkpoint-*/trainer_state.json) under {tmp_path / 'logs'} yet; waiting for them"
     ]
     assert not [line for line in err if "Traceback" in line]
 
@@ -245,12 +246,12 @@ def test_pipe_closed_by_reader_ends_quietly(trl_dir):
 
 def test_watcher_dying_ends_tail_with_exit_2(tmp_path, monkeypatch, capsys):
     from rltop.cli import main
-    from rltop.ingest.watcher import Watcher
+    from rltop.ingest import watcher
 
     def broken(self):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(Watcher, "_loop", broken)
+    monkeypatch.setattr(watcher._Follower, "_loop", broken)
     assert main(["tail", str(tmp_path)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[-2:] == [

@@ -11,7 +11,7 @@ from ui_helpers import FIXTURES
 
 from rltop.demo_data.replay import Replayer
 from rltop.ingest.loader import load
-from rltop.ingest.writer import EventWriter
+from rltop.ingest.tfrecord.writer import EventWriter
 from rltop.model.smoothing import ema_debiased
 from rltop.ui.themes import RLTOP_THEMES, load_themes, theme_from_toml
 from rltop.view.humanize import format_rate

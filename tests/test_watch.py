@@ -22,7 +22,7 @@ PYTHON = sys.executable
 
 WRITER = r"""
 import sys
-from rltop.ingest.writer import EventWriter
+from rltop.ingest.tfrecord.writer import EventWriter
 
 writer = EventWriter(sys.argv[1])
 step = 0

@@ -18,8 +18,8 @@ from rltop.ingest import watcher as watcher_module
 from rltop.ingest.discovery import DiscoveryError
 from rltop.ingest.feed import APPEARED, FALLBACK, WAITING, ChangeBatch, apply_batch
 from rltop.ingest.loader import load
+from rltop.ingest.tfrecord.writer import encode_event, frame_record, scalar_value
 from rltop.ingest.watcher import Watcher
-from rltop.ingest.writer import encode_event, frame_record, scalar_value
 from rltop.model.run import Store
 
 # watchdog warns about a harmless race when nested directories appear at once (rltop filters it
@@ -84,7 +84,7 @@ class Consumer:
         for batch in self.snapshot():
             for p in batch.points:
                 if (p.run, p.tag) == (run, tag):
-                    out.extend(zip(p.steps.tolist(), p.values.tolist()))
+                    out.extend(zip(p.points.steps.tolist(), p.points.values.tolist()))
         return out
 
     def events(self, kind: str | None = None) -> list:

@@ -17,6 +17,7 @@ from test_watcher import MODES, EventLog, start_watcher, wait_for
 
 from rltop.ingest import watcher as watcher_module
 from rltop.ingest.feed import APPEARED, FILE_ERROR, RELOADED, REMOVED, STALLED
+from rltop.ingest.storage.local import LocalFile
 from rltop.ingest.tracker import Tracker
 from rltop.model.durations import format_duration
 
@@ -89,13 +90,15 @@ def test_file_that_cannot_be_read_is_reported_once(tmp_path, mode, monkeypatch, 
     a, b, written = two_runs(tmp_path)
     denied = {"on": False, "attempts": 0}
 
-    def guarded_open(path, *args, **kwargs):
-        if denied["on"] and os.fspath(path) == str(a.path):
-            denied["attempts"] += 1
-            raise PermissionError(errno.EACCES, "Permission denied", str(path))
-        return open(path, *args, **kwargs)
+    real_enter = LocalFile.__enter__
 
-    monkeypatch.setattr("rltop.ingest.reader.open", guarded_open, raising=False)
+    def guarded_enter(self):
+        if denied["on"] and os.fspath(self.path) == str(a.path):
+            denied["attempts"] += 1
+            raise PermissionError(errno.EACCES, "Permission denied", str(self.path))
+        return real_enter(self)
+
+    monkeypatch.setattr("rltop.ingest.storage.local.LocalFile.__enter__", guarded_enter)
     watcher, consumer = start_watcher([tmp_path], mode)
     stop_all(watcher)
     denied["on"] = True
@@ -127,7 +130,7 @@ def test_directory_that_cannot_be_listed_is_not_a_deleted_run(tmp_path, monkeypa
 
     watcher, consumer = start_watcher([tmp_path], "polling")
     stop_all(watcher)
-    monkeypatch.setattr("rltop.ingest.discovery.os.walk", walk)
+    monkeypatch.setattr("rltop.ingest.storage.local.os.walk", walk)
     wait_for(lambda: errors_about(consumer, None, "cannot list directory"), "the listing warning")
     keeps_streaming(consumer, a, written["a"], [3])
     keeps_streaming(consumer, b, written["b"], [3])  # its known file is still read

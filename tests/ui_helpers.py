@@ -43,7 +43,7 @@ def write_run(directory: Path, series: dict[str, list[float]], start: float = 1_
     ``finished``: transformers' end-of-training summary at the last step."""
     import json
 
-    from rltop.ingest.writer import EventWriter
+    from rltop.ingest.tfrecord.writer import EventWriter
 
     with EventWriter(directory, start=start) as writer:
         if config is not None:

@@ -50,7 +50,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument(
         "--poll", type=poll_interval, metavar="SECONDS",
         help="poll the files every SECONDS (at least 0.05) instead of using file events (for "
-        "NFS/Lustre; chosen automatically there)",
+        "NFS/Lustre; chosen automatically there); URLs (s3://...) are polled every 10 s by default",
     )  # fmt: skip
     parser.add_argument("--theme", metavar="NAME", help="colour theme (default: rltop-dark, or rltop-ansi "
                         "on 16-colour terminals; env RLTOP_THEME)")

@@ -51,12 +51,13 @@ class UsageError(Exception):
 
 
 def add_paths(parser: argparse.ArgumentParser, required: bool = True) -> None:
-    """The PATH... positional: log directories, run directories or event files."""
+    """The PATH... positional: log directories, run directories, source files or URLs."""
     parser.add_argument(
         "paths",
         nargs="+" if required else "*",
         metavar="PATH",
-        help="log directory, run directory or event file" + ("" if required else " (default: .)"),
+        help="log directory (a TRL output_dir), run directory, event file or trainer_state.json, or a URL "
+        "such as s3://bucket/prefix (any fsspec URL)" + ("" if required else " (default: .)"),
     )
 
 
@@ -78,7 +79,8 @@ def add_poll(parser: argparse.ArgumentParser) -> None:
         type=poll_interval,
         metavar="SECONDS",
         help="poll the files every SECONDS (default 1, at least 0.05) instead of waiting for file events: "
-        "needed on NFS, Lustre and other network file systems (chosen automatically when detected)",
+        "needed on NFS, Lustre and other network file systems (chosen automatically when detected); "
+        "URLs (s3://...) are always polled, every 10 s unless --poll says otherwise",
     )
 
 

@@ -92,12 +92,12 @@ class _Tail:
 
     def show(self, batch: ChangeBatch) -> None:
         """Events on stderr, then the points on stdout, flushed."""
-        from rltop.ingest.feed import APPEARED, FALLBACK, RELOADED, SESSION, WAITING
+        from rltop.ingest.feed import APPEARED, FALLBACK, REACHABLE, RELOADED, SESSION, WAITING
 
         for event in batch.events:
             # A reload follows the reader's warning about the file: a note that the run's points
             # come again, not a second warning.
-            if event.kind in (WAITING, FALLBACK, RELOADED, SESSION) or (
+            if event.kind in (WAITING, FALLBACK, RELOADED, SESSION, REACHABLE) or (
                 event.kind == APPEARED and not batch.initial
             ):
                 note(event.message)
@@ -109,15 +109,13 @@ class _Tail:
 
     def write_points(self, batches: list[PointsBatch]) -> None:
         """Each point as one line, written in chunks (a stop request is honoured between them)."""
-        from rltop.model.series import Points
         from rltop.report.export import format_points
 
         lines: list[str] = []
-        for points in batches:
-            view = Points(points.steps, points.wall_times, points.values)
+        for batch in batches:
+            points = batch.points
             for line in format_points(
-                points.run, points.tag, view, points.single_precision, self.fmt, self.raw,
-                points.session,
+                batch.run, batch.tag, points, points.single_precision, self.fmt, self.raw, batch.session
             ):
                 lines.append(line)
                 if len(lines) >= CHUNK_LINES:

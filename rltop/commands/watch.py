@@ -157,7 +157,7 @@ class _Watch:
 
     def take(self, batch: ChangeBatch) -> None:
         """Apply a batch; say what happened to the files (never mixed into the JSON on stdout)."""
-        from rltop.ingest.feed import APPEARED, FALLBACK, RELOADED, REMOVED, STALLED, WAITING
+        from rltop.ingest.feed import APPEARED, FALLBACK, REACHABLE, RELOADED, REMOVED, STALLED, WAITING
 
         self.monitor.apply(batch)
         for event in batch.events:
@@ -166,7 +166,7 @@ class _Watch:
             if event.kind == APPEARED:
                 if not batch.initial:
                     self.log.note(event.message)
-            elif event.kind in (WAITING, FALLBACK, RELOADED, REMOVED):
+            elif event.kind in (WAITING, FALLBACK, RELOADED, REMOVED, REACHABLE):
                 self.log.note(event.message)
             else:
                 self.log.warn(event.message)
@@ -194,7 +194,6 @@ def _start_line(runs: int, where: str, alerts: Alerts) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Watch until Ctrl-C or SIGTERM."""
-    import os
 
     settings = alert_settings(args)  # a bad URL, a missing notify-send: exit 2 before anything starts
     from rltop.alerts.dispatch import Alerts
@@ -203,6 +202,7 @@ def run(args: argparse.Namespace) -> int:
     from rltop.health.engine import HealthEngine
     from rltop.health.findings import Level
     from rltop.health.rules import load_rules
+    from rltop.ingest.storage import display as display_root
     from rltop.ingest.watcher import Watcher
     from rltop.view.names import store_display_names
     from rltop.view.safe_text import visible
@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         watcher = Watcher(args.paths, watch.inbox.put, poll=args.poll, tags=args.tags, runs=args.runs)
         watcher.start()  # DiscoveryError (exit 2) for a path that does not exist
-        where = ", ".join(os.path.abspath(path) for path in args.paths)
+        where = ", ".join(display_root(path) for path in args.paths)
         if not watch.loop(lambda: watcher.running, where):
             error_line("watching stopped (see the warning above)")
             return EXIT_USAGE

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from rltop.demo_data import DEFAULT_SPEED, DEMO_RUNS, bundled_event_file
 from rltop.ingest.loader import load
-from rltop.ingest.writer import EventWriter
+from rltop.ingest.tfrecord.writer import EventWriter
 
 
 @dataclass

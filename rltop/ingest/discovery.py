@@ -1,23 +1,26 @@
-"""Find the runs under the paths a user gives: a run is a directory that directly holds event files.
+"""Find the runs under the paths a user gives, and the kind of source each is read from.
 
-A run's name is its directory relative to the root it was found under (with several roots, the
-root's own name comes first, with as many parent directories as it takes to keep names unique), in
-its display form: a byte that is not UTF-8 shows as ``\\xNN`` (`display_name`); the directory keeps
-the raw path, to open files.
-Files of one run are read in the order of the timestamp in their names (restarts and several
-writers), which is the order they were started.
+A path is a local path or an fsspec URL (`rltop.ingest.storage`); every file under it that a
+source kind claims (`rltop.ingest.sources`: event files, trainer_state.json…) belongs to the run
+its kind names (for event files the directory holding them; for trainer_state.json the
+``output_dir`` above ``checkpoint-N/``). A run's name is its directory relative to the root it was
+found under (with several roots, the root's own name comes first, with as many parent directories
+as it takes to keep names unique), in its display form: a byte that is not UTF-8 shows as
+``\\xNN`` (`display_name`); the directory keeps the raw path, to open files.
+
+A training ``output_dir`` with sources of several kinds (event files *and* checkpoints) is read
+from the best kind only (the highest rank: event files hold every logged point with its wall time),
+and its runs say so (`RunSource.note`). Files of one run are in their kind's reading order.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 
+from rltop.ingest import sources, storage
+from rltop.ingest.reading import SourceKind
 from rltop.model.names import display_name
-
-EVENT_PREFIX = "events.out.tfevents."
-_TIMESTAMP = re.compile(r"^events\.out\.tfevents\.(\d+(?:\.\d+)?)")
 
 
 class DiscoveryError(ValueError):
@@ -26,11 +29,14 @@ class DiscoveryError(ValueError):
 
 @dataclass
 class RunSource:
-    """One run directory and its event files in reading order."""
+    """One run directory, the kind of source it is read from, and its files in reading order."""
 
     name: str
     directory: str
     files: list[str] = field(default_factory=list)
+    kind: str = sources.DEFAULT  # a `rltop.ingest.sources.KINDS` key
+    note: str = ""  # what it is read from, and why when there was a choice ("trainer_state.json also…")
+    label: str = ""  # the same in a few words, for the dashboard's header
 
 
 @dataclass
@@ -40,6 +46,8 @@ class Discovery:
     runs: list[RunSource] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     roots: list[str] = field(default_factory=list)
+    # Run directories left out because their output_dir has a better kind of source -> its label.
+    superseded: dict[str, str] = field(default_factory=dict)
 
 
 def compile_filter(pattern: str | None, what: str) -> re.Pattern[str] | None:
@@ -52,64 +60,60 @@ def compile_filter(pattern: str | None, what: str) -> re.Pattern[str] | None:
         raise ValueError(f"invalid {what} regex {pattern!r}: {error}") from None
 
 
-def is_event_file(name: str) -> bool:
-    """True for TensorBoard event file names (``events.out.tfevents.<time>.<host>...``)."""
-    return name.startswith(EVENT_PREFIX) and not name.endswith((".tmp", ".swp", "~"))
-
-
-def event_file_order(name: str) -> tuple[float, str]:
-    """Sort key: the writer's start time from the file name, then the name itself."""
-    match = _TIMESTAMP.match(name)
-    return (float(match.group(1)) if match else float("inf"), name)
-
-
 def is_gone(path: str) -> bool:
     """True only when ``path`` does not exist: a permission error (EACCES) is not a deletion."""
-    try:
-        os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return True
-    except OSError:
-        return False
-    return False
+    return storage.is_gone(path)
 
 
 def check_paths(paths: list[str]) -> None:
-    """Raise `DiscoveryError` for a path that does not exist or cannot be read."""
+    """Raise `DiscoveryError` for a path that does not exist or cannot be read.
+
+    A URL whose package is missing raises `rltop.ingest.storage.MissingBackend` (one line naming
+    the extra to install); a store that does not answer is a DiscoveryError too (one line, exit 2).
+    """
     for path in paths:
-        if not os.path.exists(path):
-            raise DiscoveryError(f"{path}: no such file or directory")
-        if not os.access(path, os.R_OK) or (os.path.isdir(path) and not os.access(path, os.X_OK)):
-            raise DiscoveryError(f"{path}: permission denied")
+        try:
+            storage.check(path)
+        except FileNotFoundError:
+            raise DiscoveryError(f"{path}: no such file or directory") from None
+        except PermissionError:
+            raise DiscoveryError(f"{path}: permission denied") from None
+        except storage.Unreachable as error:
+            raise DiscoveryError(f"{path}: cannot reach the storage: {error}") from None
 
 
-def discover(paths: list[str], missing_ok: bool = False) -> Discovery:
-    """Find every run under ``paths`` (directories, run directories or single event files).
+def discover(paths: list[str], missing_ok: bool = False, labels: list[str] | None = None) -> Discovery:
+    """Find every run under ``paths`` (directories, run directories or single source files).
 
     A path that does not exist raises `DiscoveryError`, unless ``missing_ok`` (the live watcher
-    re-discovering while a root is deleted and re-created): then it is a problem line.
+    re-discovering while a root is deleted and re-created): then it is a problem line. ``labels``:
+    the name prefix of each root (default: `root_labels` of ``paths``). A store that stops
+    answering raises `rltop.ingest.storage.Unreachable`.
     """
     if not missing_ok:
         check_paths(paths)
-    result = Discovery(roots=[os.path.abspath(p) for p in paths])
-    runs: dict[str, RunSource] = {}
-    labels = _root_labels(paths)
-    for path, label in zip(paths, labels):
-        if os.path.isfile(path):
-            _add_single_file(path, label, runs, result)
-        elif os.path.isdir(path):
-            _walk(path, label, runs, result)
-        elif not is_gone(path):
+    result = Discovery(roots=[storage.absolute(p) for p in paths])
+    found: dict[tuple[str, str], RunSource] = {}  # (kind, run directory) -> its source
+    for path, label in zip(paths, root_labels(paths) if labels is None else labels):
+        what = storage.kind(path)
+        if what == "file":
+            _add_single_file(path, label, found, result)
+        elif what == "directory":
+            _walk(path, label, found, result)
+        elif not storage.is_gone(path):
             result.problems.append(f"{path}: permission denied; waiting for access")
+        elif storage.is_url(path):
+            continue  # an empty prefix of an object store: nothing was written there yet
         else:
             result.problems.append(f"{path}: no such file or directory (deleted?); waiting for it")
-    for run in runs.values():
-        run.files.sort(key=lambda f: event_file_order(os.path.basename(f)))
-    result.runs = sorted(runs.values(), key=lambda r: r.name)
+    result.runs = _prefer_best_kind(list(found.values()), result)
+    for run in result.runs:
+        run.files.sort(key=sources.kind(run.kind).order)
+    result.runs.sort(key=lambda r: r.name)
     return result
 
 
-def _root_labels(paths: list[str]) -> list[str]:
+def root_labels(paths: list[str]) -> list[str]:
     """Name prefixes for the roots: none for one root, else each root's shortest distinct tail.
 
     ``/x/a/logs`` and ``/x/b/logs`` become ``a/logs`` and ``b/logs``, so two roots with the same
@@ -117,7 +121,7 @@ def _root_labels(paths: list[str]) -> list[str]:
     """
     if len(paths) < 2:
         return [""] * len(paths)
-    parts = [os.path.normpath(os.path.abspath(p)).strip(os.sep).split(os.sep) for p in paths]
+    parts = [storage.parts(p) for p in paths]
     for depth in range(1, max(len(p) for p in parts) + 1):
         labels = ["/".join(p[-depth:]) or "/" for p in parts]
         if len(set(labels)) == len(set(map(tuple, parts))):
@@ -126,49 +130,66 @@ def _root_labels(paths: list[str]) -> list[str]:
 
 
 def _join_name(label: str, relative: str) -> str:
-    relative = "" if relative == "." else relative.replace(os.sep, "/")
+    relative = "" if relative == "." else relative
     if label and relative:
         return f"{label}/{relative}"
     return label or relative
 
 
-def _add_single_file(path: str, label: str, runs: dict[str, RunSource], result: Discovery) -> None:
-    if not is_event_file(os.path.basename(path)):
-        result.problems.append(f"{path}: not a TensorBoard event file (events.out.tfevents.*); skipped")
+def _add_single_file(path: str, label: str, found: dict, result: Discovery) -> None:
+    kind = sources.claim(storage.name(path))
+    if kind is None:
+        result.problems.append(
+            f"{path}: not a TensorBoard event file (events.out.tfevents.*) nor a trainer_state.json; skipped"
+        )
         return
-    directory = os.path.dirname(os.path.abspath(path))
-    name = display_name(label or os.path.basename(directory))
-    run = runs.setdefault(directory, RunSource(name=name, directory=directory))
-    run.files.append(os.path.abspath(path))
+    full = storage.absolute(path)
+    directory = kind.run_directory(full)
+    name = display_name(label or storage.name(directory))
+    _source(found, kind, directory, name).files.append(full)
 
 
-def _walk(root: str, label: str, runs: dict[str, RunSource], result: Discovery) -> None:
-    root_abs = os.path.abspath(root)
-    seen: set[tuple[int, int]] = set()
+def _source(found: dict, kind: SourceKind, directory: str, name: str) -> RunSource:
+    key = (kind.name, directory)
+    source = found.get(key)
+    if source is None:
+        source = found[key] = RunSource(name=name, directory=directory, kind=kind.name)
+    return source
 
-    def on_error(error: OSError) -> None:
-        result.problems.append(f"{error.filename}: cannot list directory ({error.strerror}); skipped")
 
-    for directory, subdirs, files in os.walk(root_abs, onerror=on_error, followlinks=True):
-        try:
-            stat = os.stat(directory)
-        except OSError:
-            subdirs[:] = []
-            continue
-        key = (stat.st_dev, stat.st_ino)
-        if key in seen:
-            result.problems.append(f"{directory}: symlink loop or repeated directory; skipped")
-            subdirs[:] = []
-            continue
-        seen.add(key)
-        subdirs.sort()
-        events = [f for f in files if is_event_file(f)]
-        if not events:
-            continue
-        relative = os.path.relpath(directory, root_abs)
-        name = display_name(_join_name(label, relative) or os.path.basename(root_abs))
-        run = runs.setdefault(directory, RunSource(name=name, directory=directory))
-        for file in events:
-            full = os.path.join(directory, file)
-            if os.path.isfile(full):
-                run.files.append(full)
+def _walk(root: str, label: str, found: dict, result: Discovery) -> None:
+    root_abs = storage.absolute(root)
+    for directory, names in storage.walk(root_abs, result.problems.append):
+        for file_name in names:
+            kind = sources.claim(file_name)
+            if kind is None:
+                continue
+            full = storage.join(directory, file_name)
+            if not storage.is_url(full) and storage.kind(full) != "file":
+                continue  # a directory or a dangling symlink with a source's name
+            run_directory = kind.run_directory(full)
+            relative = storage.relative(run_directory, root_abs)
+            if relative == ".." or relative.startswith("../"):
+                relative = storage.name(run_directory)  # a checkpoint folder given as the root
+            name = display_name(_join_name(label, relative) or storage.name(root_abs))
+            _source(found, kind, run_directory, name).files.append(full)
+
+
+def _prefer_best_kind(runs: list[RunSource], result: Discovery) -> list[RunSource]:
+    """Keep, per training output_dir, only the runs of its best kind; the kept ones say why."""
+    by_output: dict[str, list[RunSource]] = {}
+    for run in runs:
+        by_output.setdefault(sources.kind(run.kind).output_dir(run.directory), []).append(run)
+    kept: list[RunSource] = []
+    for group in by_output.values():
+        kinds = {run.kind: sources.kind(run.kind) for run in group}
+        best = max(kinds.values(), key=lambda k: k.rank)
+        dropped = [k for k in kinds.values() if k is not best]
+        note, label = sources.describe(best, dropped)
+        for run in group:
+            if run.kind == best.name:
+                run.note, run.label = note, label
+                kept.append(run)
+            else:
+                result.superseded[run.directory] = best.label
+    return kept

@@ -8,16 +8,16 @@ store through the same `apply_batch`, so a one-shot load and a live feed fill a 
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
-import numpy as np
-
-from rltop.ingest.bulk import DecodedBatch
+from rltop.ingest import storage
+from rltop.ingest.reading import Decoded
 from rltop.ingest.sessions import session_label
 from rltop.model.run import Store
+from rltop.model.series import Points
 
 # RunEvent kinds, in one place so producers and consumers agree on the spelling.
 APPEARED = "appeared"  # a run was found (at start or later)
@@ -30,7 +30,8 @@ WAITING = "waiting"  # no event file under the paths yet: the watcher waits for 
 # texts, health state) and take the run's points again from this batch on, all files re-read.
 RELOADED = "reloaded"
 SESSION = "session"  # a new session folder (a resume) joined a known run: its points follow
-EVENT_KINDS = (APPEARED, REMOVED, STALLED, FILE_ERROR, FALLBACK, WAITING, RELOADED, SESSION)
+REACHABLE = "reachable"  # a remote root answers again (said once; its failure was a FILE_ERROR)
+EVENT_KINDS = (APPEARED, REMOVED, STALLED, FILE_ERROR, FALLBACK, WAITING, RELOADED, SESSION, REACHABLE)
 
 # (run name, tag, index of the first point that changed) for each series a batch touched.
 Changes = list[tuple[str, str, int]]
@@ -42,14 +43,11 @@ class PointsBatch:
 
     run: str
     tag: str
-    steps: np.ndarray  # int64
-    wall_times: np.ndarray  # float64, seconds since the epoch
-    values: np.ndarray  # float64, NaN and +-Inf kept
-    single_precision: bool = True  # every value came from a float32 field
+    points: Points
     session: str = ""  # the session folder the points were read from ("" when unknown)
 
     def __len__(self) -> int:
-        return int(self.steps.shape[0])
+        return len(self.points)
 
 
 @dataclass
@@ -79,6 +77,10 @@ class ChangeBatch:
     # (run, session label) -> (session directory, smallest step of that session in this batch):
     # a session seen for the first time begins at that step (`Run.begin_session`).
     session_steps: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
+    # run name -> settings the source itself holds (trainer_state.json's max_steps…): `Run.source_config`
+    configs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # run name -> (source kind, note, label): what the run is read from and why (`Run.source`…)
+    sources: dict[str, tuple[str, str, str]] = field(default_factory=dict)
     time: float = field(default_factory=time.time)  # when the watcher produced the batch
     initial: bool = False  # part of the first read of what was already on disk
     caught_up: bool = False  # the last batch of that first read (may be empty): live from here on
@@ -95,7 +97,7 @@ class ChangeBatch:
         self,
         run: str,
         directory: str,
-        decoded: DecodedBatch,
+        decoded: Decoded,
         tag_filter: re.Pattern[str] | None = None,
         path: str | None = None,
     ) -> None:
@@ -106,6 +108,8 @@ class ChangeBatch:
         self.changed_runs[run] = directory
         if decoded.file_version is not None:
             self.file_versions[run] = decoded.file_version
+        if decoded.config:
+            self.configs[run] = decoded.config
         for tag, step, wall, text in decoded.texts:
             self.texts.append((run, tag, step, wall, text))
         session = session_label(path) if path is not None else ""
@@ -113,10 +117,7 @@ class ChangeBatch:
         for tag, points in decoded.scalars.items():
             if tag_filter is not None and not tag_filter.search(tag):
                 continue
-            self.points.append(
-                PointsBatch(run, tag, points.steps, points.wall_times, points.values, points.single_precision,
-                            session)
-            )
+            self.points.append(PointsBatch(run, tag, points, session))
             if session and len(points.steps):
                 low = int(points.steps.min())
                 first = low if first is None else min(first, low)
@@ -124,13 +125,13 @@ class ChangeBatch:
             key = (run, session)
             known = self.session_steps.get(key)
             if known is None or first < known[1]:
-                self.session_steps[key] = (os.path.dirname(os.path.abspath(path or "")), first)
+                self.session_steps[key] = (storage.parent(storage.absolute(path or "")), first)
 
     def drop_run(self, run: str) -> None:
         """Forget everything this batch holds about ``run`` (its directory was just deleted)."""
         self.points = [p for p in self.points if p.run != run]
         self.texts = [t for t in self.texts if t[0] != run]
-        for mapping in (self.changed_runs, self.change_times, self.file_versions):
+        for mapping in (self.changed_runs, self.change_times, self.file_versions, self.configs, self.sources):
             mapping.pop(run, None)
         self.session_steps = {key: value for key, value in self.session_steps.items() if key[0] != run}
 
@@ -148,11 +149,16 @@ def apply_batch(store: Store, batch: ChangeBatch) -> Changes:
                 store.run(event.run, event.directory or "")
         elif event.kind == APPEARED and event.run is not None:
             store.run(event.run, event.directory or "")
+    for name, (kind, note, label) in batch.sources.items():
+        run = store.run(name, batch.changed_runs.get(name, ""))
+        run.source, run.source_note, run.source_label = kind, note, label
     for name, directory in batch.changed_runs.items():
         run = store.run(name, directory)
         run.touch(batch.change_times.get(name, batch.time))
         if name in batch.file_versions:
             run.file_version = batch.file_versions[name]
+        if name in batch.configs:
+            run.source_config = batch.configs[name]
     for name, tag, step, wall, text in batch.texts:
         store.run(name, batch.changed_runs.get(name, "")).add_text(tag, step, wall, text)
     changes: Changes = []
@@ -167,9 +173,8 @@ def apply_batch(store: Store, batch: ChangeBatch) -> Changes:
             for tag, index in (replaced or {}).items():
                 key = (points.run, tag)
                 first_index[key] = min(index, first_index.get(key, index))
-        first = run.add_points(
-            points.tag, points.steps, points.wall_times, points.values, points.single_precision
-        )
+        new = points.points
+        first = run.add_points(points.tag, new.steps, new.wall_times, new.values, new.single_precision)
         key = (points.run, points.tag)
         first_index[key] = min(first, first_index.get(key, first))
     changes.extend((run, tag, first) for (run, tag), first in first_index.items())

@@ -6,12 +6,12 @@ own, so a load and a live tail of the same files give the same store.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rltop.ingest.discovery import Discovery, compile_filter, discover
+from rltop.ingest import storage
+from rltop.ingest.discovery import Discovery, DiscoveryError, compile_filter, discover
 from rltop.ingest.feed import ChangeBatch, Changes, apply_batch
 from rltop.ingest.runfiles import RunFiles
 from rltop.ingest.sessions import SessionGrouper, group_sources
@@ -25,14 +25,6 @@ class LoadResult:
     store: Store
     discovery: Discovery
     problems: list[str] = field(default_factory=list)
-
-
-def file_mtime(path: str) -> float | None:
-    """Modification time of ``path`` (None when it cannot be stat'ed)."""
-    try:
-        return os.stat(path).st_mtime
-    except OSError:
-        return None
 
 
 def read_run(
@@ -50,7 +42,7 @@ def read_run(
             batch = ChangeBatch()
             batch.add_decoded(files.name, files.directory, read.result.decoded, tag_filter, path)
             if read.result.bytes_read:
-                mtime = file_mtime(path)
+                mtime = storage.mtime(path)
                 if mtime is not None:
                     batch.change_times[files.name] = mtime
             else:
@@ -71,17 +63,35 @@ def load(
     runs: str | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> LoadResult:
-    """Discover and fully read every run under ``paths`` (raises DiscoveryError, ValueError)."""
+    """Discover and fully read every run under ``paths`` (raises DiscoveryError, ValueError).
+
+    A store that stops answering midway (`rltop.ingest.storage.Unreachable`) is a DiscoveryError:
+    a one-shot load does not wait for it.
+    """
     tag_filter = compile_filter(tags, "--tags")
     run_filter = compile_filter(runs, "--runs")
+    try:
+        return _load(paths, tag_filter, run_filter, on_progress)
+    except storage.Unreachable as error:
+        raise DiscoveryError(f"{', '.join(paths)}: cannot reach the storage: {error}") from None
+
+
+def _load(
+    paths: list[str],
+    tag_filter: re.Pattern[str] | None,
+    run_filter: re.Pattern[str] | None,
+    on_progress: Callable[[int], None] | None,
+) -> LoadResult:
+    """`load` once the filters are compiled."""
     found = discover(paths)
     found.runs = group_sources(found.runs, SessionGrouper())
     result = LoadResult(store=Store(), discovery=found, problems=list(found.problems))
     for source in found.runs:
         if run_filter is not None and not run_filter.search(source.name):
             continue
-        result.store.run(source.name, source.directory)
-        files = RunFiles(source.name, source.directory, source.files)
+        run = result.store.run(source.name, source.directory)
+        run.source, run.source_note, run.source_label = source.kind, source.note, source.label
+        files = RunFiles(source.name, source.directory, source.files, source.kind)
         read_run(files, result.store, result.problems, tag_filter)
         for series in result.store.runs[source.name].series.values():
             series.compact()  # a one-shot load will not grow: keep 24 bytes a point, no slack

@@ -3,7 +3,9 @@
 The observer's threads only note *which event file grew* and *whether the tree changed shape*
 (a file or directory created, deleted or moved) in a `ChangeSignal`; the watcher thread does all
 reading. Only the event kinds rltop needs are asked from the kernel, so rltop's own reads (open,
-close-no-write) never wake it, and writes to other files (checkpoints) cost one cheap name check.
+close-no-write) never wake it, and writes to other files (model weights) cost one cheap name check:
+the files that matter are those a source kind claims (`rltop.ingest.sources`: event files,
+trainer_state.json); a new directory (a checkpoint, a session folder) changes the tree.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 
-from rltop.ingest.discovery import is_event_file
+from rltop.ingest.sources import is_source_file
 
 _WANTED = [
     FileModifiedEvent, FileAttribEvent, FileCreatedEvent, FileDeletedEvent, FileMovedEvent,
@@ -57,7 +59,7 @@ class ChangeSignal:
         self._event = threading.Event()
 
     def file_changed(self, path: str) -> None:
-        """An event file was written to (or its permissions changed)."""
+        """A source file was written to (or its permissions changed)."""
         with self._lock:
             self._files.add(path)
         self._event.set()
@@ -77,7 +79,7 @@ class ChangeSignal:
         return self._event.wait(timeout)
 
     def take(self) -> tuple[set[str], bool]:
-        """What was reported since the last call: (changed event files, tree changed)."""
+        """What was reported since the last call: (changed source files, tree changed)."""
         with self._lock:
             files, tree = self._files, self._tree_changed
             self._files, self._tree_changed = set(), False
@@ -109,11 +111,11 @@ class _Handler(FileSystemEventHandler):
         if event.event_type in _GROWTH:
             if self._aliases:
                 src = self._user_path(src)
-            if is_event_file(os.path.basename(src)):
+            if is_source_file(os.path.basename(src)):
                 self._signal.file_changed(src)
             return
         dest = os.fsdecode(getattr(event, "dest_path", "") or "")
-        if is_event_file(os.path.basename(src)) or (dest and is_event_file(os.path.basename(dest))):
+        if is_source_file(os.path.basename(src)) or (dest and is_source_file(os.path.basename(dest))):
             self._signal.tree_changed()
 
 

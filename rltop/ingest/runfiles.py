@@ -1,17 +1,18 @@
-"""The event files of one run, each with its incremental reader: no store, no thread.
+"""The source files of one run, each with its kind's reader: no store, no thread.
 
 `rltop.ingest.loader.load` (one shot) and the live watcher both read runs through `RunFiles`, so a
-file is always read the same way: from its offset, in order of the writers' start times, with a
-lasting error (a file that cannot be opened) reported once rather than on every poll.
+file is always read the same way: from its offset, in its kind's reading order (event files: the
+writers' start times), with a lasting error (a file that cannot be opened) reported once rather
+than on every poll. A kind read from its newest file only (trainer_state.json) has one reader,
+which follows the newest of the run's files (`paths` is then that one file).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
-from rltop.ingest.discovery import event_file_order
-from rltop.ingest.reader import EventFileReader, ReadResult
+from rltop.ingest import sources
+from rltop.ingest.reading import ReadResult, SourceReader
 
 
 @dataclass
@@ -29,35 +30,61 @@ class FileRead:
 
 
 class RunFiles:
-    """The readers of one run's event files, in the order they were started."""
+    """The readers of one run's source files, in reading order."""
 
-    def __init__(self, name: str, directory: str, files: list[str] | None = None) -> None:
+    def __init__(self, name: str, directory: str, files: list[str] | None = None,
+                 kind: str = sources.DEFAULT) -> None:  # fmt: skip
         self.name = name
         self.directory = directory
-        self.readers: dict[str, EventFileReader] = {}
+        self.kind = sources.kind(kind)
+        self.readers: dict[str, SourceReader] = {}  # file -> its reader (newest only: the newest file)
+        self._known: list[str] = []  # every file of the run, in reading order
         self._trouble: dict[str, str] = {}  # path -> problem already reported and still going on
         for path in files or ():
             self.add_file(path)
 
     def add_file(self, path: str) -> bool:
-        """Start reading ``path`` (kept in writer start order); False if it was already known."""
-        if path in self.readers:
+        """Know ``path`` (kept in reading order); True when it is new and must be read."""
+        if path in self._known:
             return False
-        self.readers[path] = EventFileReader(path)
-        if len(self.readers) > 1:
-            ordered = sorted(self.readers, key=lambda p: event_file_order(os.path.basename(p)))
-            self.readers = {p: self.readers[p] for p in ordered}
-        return True
+        self._known.append(path)
+        self._known.sort(key=self.kind.order)
+        if not self.kind.newest_only:
+            self.readers[path] = self.kind.open(path)
+            self.readers = {p: self.readers[p] for p in self._known}
+            return True
+        return self._follow_newest()
 
     def forget_file(self, path: str) -> None:
         """Stop reading a file that disappeared (its points already read stay with the consumer)."""
-        self.readers.pop(path, None)
+        if path in self._known:
+            self._known.remove(path)
         self._trouble.pop(path, None)
+        reader = self.readers.pop(path, None)
+        if self.kind.newest_only and reader is not None and self._known:
+            self.readers[self._known[-1]] = reader
+            reader.follow(list(self._known))
+
+    def _follow_newest(self) -> bool:
+        """The newest file changed? Move the one reader to it (True: the new newest must be read)."""
+        newest = self._known[-1]
+        if newest in self.readers:
+            self.readers[newest].follow(list(self._known))
+            return False
+        reader = next(iter(self.readers.values()), None) or self.kind.open(newest)
+        reader.follow(list(self._known))
+        self.readers = {newest: reader}
+        return True
 
     @property
     def paths(self) -> list[str]:
-        """Every known file, in reading order."""
+        """The files to read, in reading order."""
         return list(self.readers)
+
+    @property
+    def known(self) -> list[str]:
+        """Every file of the run (also those a newest-only kind does not read), in reading order."""
+        return list(self._known)
 
     def newest_path(self) -> str | None:
         """The file the writer most likely still appends to (the last one started)."""
@@ -78,8 +105,17 @@ class RunFiles:
             del self._trouble[path]
         return FileRead(path, result, list(problems))
 
+    def forget_trouble(self, path: str) -> None:
+        """The problem of ``path`` was not shown: say it the next time it happens."""
+        self._trouble.pop(path, None)
+
+    def reset(self) -> None:
+        """Forget what every reader read: the next reads start from the beginning."""
+        for reader in self.readers.values():
+            reader.reset()
+
     def unfinished(self, path: str) -> str | None:
-        """What the end of ``path`` hides after reading it to its end (see `EventFileReader.unfinished`)."""
+        """What the end of ``path`` hides after reading it to its end (see `SourceReader.unfinished`)."""
         return self.readers[path].unfinished()
 
     def pending_bytes(self) -> int:

@@ -12,34 +12,29 @@ greater than that run's first step, and starts a run of its own otherwise. The r
 and directory of its first session (names never change when a resume appears), and every point
 remembers its session through the step at which that session began (`rltop.model.run.Session`).
 Deciding needs the session's first step, so a new session's first file is peeked at (one small
-read) before it is assigned; until it holds a scalar it is undecided.
+read) before it is assigned; until it holds a scalar it is undecided. Only source kinds with
+sessions (event files) are grouped; a run read from trainer_state.json is its output_dir already.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from rltop.ingest.discovery import RunSource, event_file_order
-from rltop.ingest.reader import EventFileReader
+from rltop.ingest import sources as source_kinds
+from rltop.ingest import storage
+from rltop.ingest.discovery import RunSource
+from rltop.ingest.tfevents import SESSIONS_FOLDER, experiment_of
 
-SESSIONS_FOLDER = "runs"  # transformers' TensorBoardCallback writes <output_dir>/runs/<datetime>_<host>
+__all__ = ["SESSIONS_FOLDER", "SessionGrouper", "experiment_of", "group_sources", "in_time_order",
+           "peek_first_step", "session_label"]
 PEEK_BYTES = 1 << 20  # how much of a new session's first file is read to find its first step
 PEEK_WINDOW = 64 << 10
 
 
-def experiment_of(directory: str) -> str | None:
-    """The ``output_dir`` of a session folder ``<output_dir>/runs/<session>``, else None."""
-    parent = os.path.dirname(os.path.normpath(directory))
-    if os.path.basename(parent) != SESSIONS_FOLDER:
-        return None
-    return os.path.dirname(parent) or None
-
-
 def session_label(path: str) -> str:
-    """The session an event file belongs to: the name of the folder holding it."""
-    return os.path.basename(os.path.dirname(os.path.abspath(path)))
+    """The session a source file belongs to: the name of the folder holding it."""
+    return storage.name(storage.parent(storage.absolute(path)))
 
 
 def peek_first_step(files: Iterable[str], limit: int = PEEK_BYTES) -> int | None:
@@ -48,7 +43,9 @@ def peek_first_step(files: Iterable[str], limit: int = PEEK_BYTES) -> int | None
     Reads at most ``limit`` bytes of the earliest file; None when no scalar was written yet (or the
     file cannot be read). The reader is a throwaway: the session's own reader starts at 0 later.
     """
-    ordered = sorted(files, key=lambda f: event_file_order(os.path.basename(f)))
+    from rltop.ingest.tfrecord.reader import EventFileReader
+
+    ordered = sorted(files, key=source_kinds.kind("tfevents").order)
     for path in ordered[:1]:
         reader = EventFileReader(path, window=PEEK_WINDOW)
         for _ in range(limit // PEEK_WINDOW + 1):  # bounded: a large record may hold the offset still
@@ -92,6 +89,9 @@ class SessionGrouper:
         known = self._owner.get(source.directory)
         if known is not None:
             return known
+        if not source_kinds.kind(source.kind).sessions:
+            self._owner[source.directory] = source.directory
+            return source.directory
         experiment = experiment_of(source.directory)
         attempts = self._attempts.get(experiment, []) if experiment is not None else []
         if not attempts:
@@ -131,7 +131,10 @@ def in_time_order(sources: Iterable[RunSource]) -> list[RunSource]:
     """Sources sorted by the start time of their first event file (the order sessions were started)."""
 
     def started(source: RunSource) -> tuple[float, str]:
-        first = min((event_file_order(os.path.basename(f)) for f in source.files), default=(float("inf"), ""))
+        if not source_kinds.kind(source.kind).sessions:
+            return float("inf"), source.directory
+        order = source_kinds.kind(source.kind).order
+        first = min((order(f) for f in source.files), default=(float("inf"), ""))
         return first[0], source.directory
 
     return sorted(sources, key=started)
@@ -147,9 +150,10 @@ def group_sources(sources: Iterable[RunSource], grouper: SessionGrouper) -> list
         owner = grouper.place_undecided(source)
         run = runs.get(owner)
         if run is None:
-            runs[owner] = RunSource(source.name, source.directory, list(source.files))
+            runs[owner] = RunSource(source.name, source.directory, list(source.files), source.kind,
+                                    source.note, source.label)
         else:
             run.files.extend(source.files)
     for run in runs.values():
-        run.files.sort(key=lambda f: event_file_order(os.path.basename(f)))
+        run.files.sort(key=source_kinds.kind(run.kind).order)
     return sorted(runs.values(), key=lambda r: r.name)

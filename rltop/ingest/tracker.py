@@ -7,13 +7,13 @@ tests can drive it step by step.
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from rltop.ingest import storage
 from rltop.ingest.discovery import RunSource, discover, is_gone
 from rltop.ingest.feed import (
     APPEARED,
@@ -25,7 +25,6 @@ from rltop.ingest.feed import (
     ChangeBatch,
     RunEvent,
 )
-from rltop.ingest.loader import file_mtime
 from rltop.ingest.runfiles import RunFiles
 from rltop.ingest.sessions import SessionGrouper, in_time_order
 from rltop.model.durations import format_duration
@@ -48,6 +47,7 @@ class TrackedRun:
     stalled: bool = False  # a "stalled" event was sent and no data came since
     gaps: deque = field(default_factory=lambda: deque(maxlen=16))  # recent gaps between growths
     sessions: set[str] = field(default_factory=set)  # folders of later sessions that joined the run
+    source: tuple[str, str, str] = ("", "", "")  # kind, note and label of its `RunSource`
     # Files read to their end at least once: until then a read is history found on disk (dated
     # by the file's mtime), however many windows a large file takes.
     caught_up: set[str] = field(default_factory=set)
@@ -68,8 +68,10 @@ class Tracker:
         run_filter: re.Pattern[str] | None = None,
         stall_after: float = STALL_AFTER,
         clock: Callable[[], float] = time.time,
+        labels: list[str] | None = None,
     ) -> None:
         self.paths = list(paths)
+        self.labels = labels  # name prefixes of the roots (`discovery.root_labels` of every root watched)
         self.tag_filter = tag_filter
         self.run_filter = run_filter
         self.stall_after = stall_after
@@ -86,6 +88,7 @@ class Tracker:
         self._polls = 0
         self.grouper = SessionGrouper()
         self.flush_due = False  # the next read is one large record: deliver the points before it
+        self.rescan_due = False  # a file vanished since the last listing: list the runs again
 
     # -- the batch ------------------------------------------------------------------------------
 
@@ -107,7 +110,8 @@ class Tracker:
         False (its own schedule reads the files) so that old files stay cheap. A new session
         folder of a known ``output_dir`` joins its run when it resumes it (`rltop.ingest.sessions`).
         """
-        found = discover(self.paths, missing_ok=True)
+        found = discover(self.paths, missing_ok=True, labels=self.labels)
+        self.rescan_due = False
         problems = set(found.problems)
         for problem in sorted(problems - self._scan_problems):
             self._event(FILE_ERROR, None, problem)
@@ -127,21 +131,28 @@ class Tracker:
                 if self.run_filter is not None and not self.run_filter.search(source.name):
                     self.ignored.add(owner)
                     continue
-                tracked = self.runs[owner] = TrackedRun(RunFiles(source.name, owner))
+                tracked = self.runs[owner] = TrackedRun(RunFiles(source.name, owner, kind=source.kind))
+                tracked.source = (source.kind, source.note, source.label)
                 self._event(APPEARED, source.name, f"new run {source.name} ({owner})", owner)
+                self.batch.sources[source.name] = tracked.source
             elif owner != source.directory and source.directory not in tracked.sessions:
                 tracked.sessions.add(source.directory)
                 message = f"run {tracked.name}: new session {source.directory}"
                 self._event(SESSION, tracked.name, message, owner)
             for path in source.files:
+                if path in self._run_of:
+                    continue
+                self._run_of[path] = owner
                 if tracked.files.add_file(path):
-                    self._run_of[path] = owner
                     self._dirty.add(path)
             listed.setdefault(owner, set()).update(source.files)
         for directory, tracked in list(self.runs.items()):
             if directory in listed:
-                gone = [p for p in tracked.files.paths if p not in listed[directory]]
+                gone = [p for p in tracked.files.known if p not in listed[directory]]
                 self._forget_deleted_files(tracked, gone)
+            elif directory in found.superseded:
+                better = found.superseded[directory]
+                self._remove_run(tracked, f"its output_dir now has {better}; reading those instead")
             else:
                 self._check_unlisted_run(tracked)
         self.ignored &= sessions | {self.grouper.owner(d) for d in sessions}
@@ -160,7 +171,7 @@ class Tracker:
         owner = self.grouper.place(source)
         if owner is not None:
             return owner
-        newest = max((file_mtime(path) or 0.0 for path in source.files), default=0.0)
+        newest = max((storage.mtime(path) or 0.0 for path in source.files), default=0.0)
         if self.clock() - newest >= UNDECIDED_AFTER:
             return self.grouper.place_undecided(source)
         return None
@@ -178,16 +189,21 @@ class Tracker:
     def _check_unlisted_run(self, tracked: TrackedRun) -> None:
         """A known run the listing no longer shows: deleted, emptied, or just unreadable now."""
         directory = tracked.files.directory
-        folders = {directory, *tracked.sessions, *(os.path.dirname(p) for p in tracked.files.paths)}
+        folders = {directory, *tracked.sessions, *(storage.parent(p) for p in tracked.files.known)}
         if not all(is_gone(folder) for folder in folders):
-            self._forget_deleted_files(tracked, tracked.files.paths)
-            if tracked.files.paths:
+            self._forget_deleted_files(tracked, tracked.files.known)
+            if tracked.files.known:
                 # Still there, but it could not be listed (chmod, said once as a scan problem): the
                 # run keeps its files, offsets and state, and its known files are still tried.
                 return
-            reason = "its event files were deleted"
+            reason = f"its {tracked.files.kind.label} were deleted"
         else:
             reason = f"its directory {directory} was deleted"
+        self._remove_run(tracked, reason)
+
+    def _remove_run(self, tracked: TrackedRun, reason: str) -> None:
+        """Stop following a run; consumers drop it (REMOVED)."""
+        directory = tracked.files.directory
         del self.runs[directory]
         self.grouper.forget(directory)
         for path in [p for p, d in self._run_of.items() if d == directory]:
@@ -204,7 +220,7 @@ class Tracker:
         for path in paths:
             if path in self._run_of:
                 self._dirty.add(path)
-            elif path in self._unexplained or os.path.dirname(path) in self.ignored:
+            elif path in self._unexplained or storage.parent(path) in self.ignored:
                 continue
             else:
                 self._unknown.add(path)
@@ -246,11 +262,19 @@ class Tracker:
     def _read_window(self, tracked: TrackedRun, path: str) -> bool:
         first_read = path not in tracked.caught_up
         read = tracked.files.read(path)
+        if read.problems and not read.result.bytes_read and is_gone(path):
+            # Deleted since the last listing: the next listing says what happened (a deleted file
+            # or run), not a read error.
+            self.rescan_due = True
+            tracked.files.forget_trouble(path)
+            return False
         for problem in read.problems:
             self._event(FILE_ERROR, tracked.name, problem)
         if read.result.restarted:
             self._reload_run(tracked)
             return False
+        if read.result.cadence:
+            tracked.gaps.append(read.result.cadence)  # the source's own cadence (checkpoint times)
         if read.result.bytes_read:
             self.batch.add_decoded(
                 tracked.name, tracked.files.directory, read.result.decoded, self.tag_filter, path
@@ -271,9 +295,10 @@ class Tracker:
         name, directory = tracked.name, tracked.files.directory
         self.batch.drop_run(name)
         self._event(RELOADED, name, f"run {name}: a file was rewritten; reading the run again", directory)
+        self.batch.sources[name] = tracked.source
         tracked.caught_up.clear()
+        tracked.files.reset()
         for path in tracked.files.paths:
-            tracked.files.readers[path].reset()
             while True:
                 read = tracked.files.read(path)
                 for problem in read.problems:
@@ -292,7 +317,7 @@ class Tracker:
         if first_read:
             # Data already on disk: it changed when the file says, not now (a finished run must
             # not look fresh). Clamped: a file server's clock may run ahead of ours.
-            mtime = file_mtime(path)
+            mtime = storage.mtime(path)
             when = now if mtime is None else min(mtime, now)
         live = when >= self.started
         if live and tracked.last_change is not None and tracked.live:
@@ -320,5 +345,5 @@ class Tracker:
                     STALLED,
                     tracked.name,
                     f"run {tracked.name}: no new data for {format_duration(idle)} "
-                    "(training stopped, or its writer buffers: see flush_secs)",
+                    f"({tracked.files.kind.quiet_hint})",
                 )

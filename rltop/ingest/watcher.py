@@ -1,18 +1,25 @@
-"""Live tailing: a thread that follows every event file under the watched paths and feeds consumers.
+"""Live tailing: threads that follow every source file under the watched paths and feed consumers.
 
 How it works:
 
-- **native mode** (default): watchdog's observer (inotify on Linux) says which event file grew or
-  that the tree changed shape; the watcher waits ``COALESCE`` seconds after the first event of a
-  burst, then reads every reported file once, from its offset. A sweep every ``NATIVE_SWEEP``
-  seconds lists the runs again and reads every file, which catches what inotify can miss
-  silently (a watch limit hit below the root, an overflowed queue, a symlinked directory).
+- **native mode** (default for local paths): watchdog's observer (inotify on Linux) says which
+  source file grew or that the tree changed shape (a new checkpoint folder, a new event file); the
+  watcher waits ``COALESCE`` seconds after the first event of a burst, then reads every reported
+  file once, from its offset. A sweep every ``NATIVE_SWEEP`` seconds lists the runs again and
+  reads every file, which catches what inotify can miss silently (a watch limit hit below the
+  root, an overflowed queue, a symlinked directory).
 - **polling mode** (``poll=SECONDS``, or automatic): every interval, read the files that are
   still being written (an idle read costs one open and fstat), list the runs again, and now and
   then read the old files too. Chosen automatically, and said once, when the paths are on a
   network file system (inotify never sees other machines' writes) or the observer cannot start.
+- **remote paths** (``s3://…`` and every other fsspec URL) are always polled, every
+  `DEFAULT_REMOTE_POLL` seconds unless ``poll`` says otherwise: a poll stats the active files (one
+  metadata request each; an unchanged file downloads nothing) and reads only what was appended; the
+  prefix is listed again every `REMOTE_RELIST_POLLS` polls (new runs, new files). Each remote root
+  has its own thread, so a store that stops answering never holds up the others: it is said once,
+  tried again with back-off (`rltop.ingest.reachability`), and "reachable again" is said once.
 
-Consumers get `ChangeBatch` values through ``on_batch``, called on the watcher thread; they keep
+Consumers get `ChangeBatch` values through ``on_batch``, called on a watcher thread; they keep
 their own `Store` and apply batches with `apply_batch` in their own thread (the dashboard posts
 the batch as a message, ``rltop tail`` hands it over through a queue). The watcher never shares a
 mutable store and never waits for the consumer.
@@ -20,27 +27,33 @@ mutable store and never waits for the consumer.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable
 
-from rltop.ingest.discovery import check_paths, compile_filter
-from rltop.ingest.feed import FALLBACK, FILE_ERROR, WAITING, ChangeBatch, RunEvent
+from rltop.ingest import sources, storage
+from rltop.ingest.discovery import check_paths, compile_filter, root_labels
+from rltop.ingest.feed import FALLBACK, FILE_ERROR, REACHABLE, WAITING, ChangeBatch, RunEvent
 from rltop.ingest.fstype import network_filesystem
 from rltop.ingest.native import ChangeSignal, NativeObserver, failure_reason
+from rltop.ingest.reachability import Reachability
+from rltop.ingest.storage import DEFAULT_REMOTE_POLL, Unreachable
 from rltop.ingest.tracker import STALL_AFTER, Tracker
 
 DEFAULT_POLL = 1.0  # seconds between polls in polling mode
 NATIVE_SWEEP = 5.0  # seconds between safety sweeps in native mode
 COALESCE = 0.02  # seconds to let a burst of file events finish before reading
 MIN_RESCAN = 0.25  # polling lists the runs at most this often (directory walks cost more)
+REMOTE_RELIST_POLLS = 3  # a remote prefix is listed again every this many polls (LIST requests cost)
 FLUSH_POINTS = 200_000  # a batch this big goes out at once (progressive first load)
 NATIVE, POLLING = "native", "polling"
 
 
 class Watcher:
-    """Follows the runs under ``paths`` in its own thread; ``on_batch`` receives every change."""
+    """Follows the runs under ``paths`` in background threads; ``on_batch`` receives every change.
+
+    Local paths share one thread (native file events or polling); each remote URL has its own.
+    """
 
     def __init__(
         self,
@@ -55,35 +68,102 @@ class Watcher:
             raise ValueError(f"poll interval must be positive, got {poll}")
         self.paths = list(paths)
         self.on_batch = on_batch
-        self.poll_interval = DEFAULT_POLL if poll is None else float(poll)
-        self.mode = POLLING if poll is not None else NATIVE
-        self._forced_poll = poll is not None
-        self._tracker = Tracker(
-            self.paths, compile_filter(tags, "--tags"), compile_filter(runs, "--runs"), stall_after
-        )
+        tag_filter, run_filter = compile_filter(tags, "--tags"), compile_filter(runs, "--runs")
+        labels = dict(zip(self.paths, root_labels(self.paths)))
+        local = [path for path in self.paths if not storage.is_url(path)]
+        groups = [local] if local else []
+        groups += [[path] for path in self.paths if storage.is_url(path)]
+        self._followers = [
+            _Follower(self, group, [labels[p] for p in group], poll, Tracker(
+                group, tag_filter, run_filter, stall_after, labels=[labels[p] for p in group]))
+            for group in groups
+        ]  # fmt: skip
         self.caught_up = threading.Event()  # set once everything already on disk was delivered
-        self._signal = ChangeSignal()
-        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._first_reads = len(self._followers)  # followers still doing their first read
+        self._started = False
+
+    # -- life cycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the threads; raises DiscoveryError at once for a path that does not exist."""
+        if self._started:
+            raise RuntimeError("Watcher.start() called twice")
+        check_paths(self.paths)
+        self._started = True
+        for follower in self._followers:
+            follower.start()
+
+    def stop(self, timeout: float = 1.0) -> None:
+        """Stop every thread and observer; returns within about ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        for follower in self._followers:
+            follower.stopping.set()
+            follower.signal.wake()
+        for follower in self._followers:
+            follower.stop(max(0.05, deadline - time.monotonic()))
+
+    @property
+    def running(self) -> bool:
+        """Every thread is alive."""
+        return self._started and all(follower.running for follower in self._followers)
+
+    @property
+    def mode(self) -> str:
+        """``native`` when the local paths are followed through file events, else ``polling``."""
+        return self._followers[0].mode if self._followers else POLLING
+
+    @property
+    def poll_interval(self) -> float:
+        """Seconds between polls of the first group of paths (the local ones, if any)."""
+        return self._followers[0].poll_interval if self._followers else DEFAULT_POLL
+
+    def deliver(self, batch: ChangeBatch, first_read_done: bool) -> None:
+        """Hand one follower's batch to the consumer; the last first read to finish says "caught up"."""
+        with self._lock:
+            if first_read_done:
+                self._first_reads -= 1
+            batch.caught_up = first_read_done and self._first_reads == 0
+            if not batch.is_empty():
+                self.on_batch(batch)
+            if batch.caught_up:
+                self.caught_up.set()
+
+
+class _Follower:
+    """One thread following some roots of one storage: all the local ones, or one remote root."""
+
+    def __init__(self, owner: Watcher, paths: list[str], labels: list[str], poll: float | None,
+                 tracker: Tracker) -> None:  # fmt: skip
+        self.owner = owner
+        self.paths = paths
+        self.remote = any(storage.is_remote(path) for path in paths)
+        if self.remote:
+            self.poll_interval = DEFAULT_REMOTE_POLL if poll is None else float(poll)
+            self.mode = POLLING
+        else:
+            self.poll_interval = DEFAULT_POLL if poll is None else float(poll)
+            self.mode = POLLING if poll is not None else NATIVE
+        self._forced_poll = poll is not None or self.remote
+        self._tracker = tracker
+        self.reachability = Reachability(", ".join(paths), self.poll_interval)
+        self.signal = ChangeSignal()
+        self.stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._observer: NativeObserver | None = None
         self._initial = True
         self._reported_errors: set[str] = set()  # internal errors already said (each said once)
 
-    # -- life cycle -----------------------------------------------------------------------------
-
     def start(self) -> None:
-        """Start the thread; raises DiscoveryError at once for a path that does not exist."""
-        if self._thread is not None:
-            raise RuntimeError("Watcher.start() called twice")
-        check_paths(self.paths)
+        """Start the thread."""
         self._thread = threading.Thread(target=self._run, name="rltop-watcher", daemon=True)
         self._thread.start()
 
-    def stop(self, timeout: float = 1.0) -> None:
-        """Stop the thread and the observer; returns within about ``timeout`` seconds."""
+    def stop(self, timeout: float) -> None:
+        """Stop the thread and the observer (the caller set ``stopping`` already)."""
         deadline = time.monotonic() + timeout
-        self._stopping.set()
-        self._signal.wake()
+        self.stopping.set()
+        self.signal.wake()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(max(0.0, (deadline - time.monotonic()) * 0.8))
@@ -105,11 +185,10 @@ class Watcher:
         try:
             self._start_watching()
             self._cycle(rescan=True, poll=False)
-            if not self._tracker.runs:
+            if not self._tracker.runs and not self.reachability.down:
                 self._tracker.batch.events.append(RunEvent(WAITING, None, self._waiting_message()))
-            self._flush(caught_up=True)
+            self._flush(first_read_done=True)
             self._initial = False
-            self.caught_up.set()
             self._loop()
         except Exception as error:  # a bug outside one cycle: say so rather than go silent
             self._tracker.batch.events.append(
@@ -120,15 +199,15 @@ class Watcher:
                     f"{error}); please report it",
                 )
             )
-            self._flush()
+            self._flush(first_read_done=self._initial)  # the other roots' consumers must not wait on it
         finally:
             self._stop_observer(0.5)
 
     def _waiting_message(self) -> str:
-        where = ", ".join(os.path.abspath(p) for p in self.paths)
+        where = ", ".join(storage.absolute(p) for p in self.paths)
         if self._tracker.ignored:
             return f"no run under {where} matches --runs yet; waiting for one"
-        return f"no event files (events.out.tfevents.*) under {where} yet; waiting for them"
+        return f"no {sources.what_is_read()} under {where} yet; waiting for them"
 
     def _start_watching(self) -> None:
         """Native events when they can be trusted, else polling (said once, with the reason)."""
@@ -138,17 +217,17 @@ class Watcher:
         if network is not None:
             path, kind = network
             self._fall_back(
-                f"{os.path.abspath(path)} is on {kind}, where file events miss writes made on other machines"
+                f"{storage.absolute(path)} is on {kind}, where file events miss writes made on other machines"
             )
             return
-        observer = NativeObserver(self.paths, self._signal)
+        observer = NativeObserver(self.paths, self.signal)
         try:
             observer.start()
         except Exception as error:  # OSError (limits), UnsupportedLibcError, ImportError...
             self._fall_back(failure_reason(error))
             return
         self._observer = observer
-        if self._stopping.is_set():
+        if self.stopping.is_set():
             self._stop_observer(0.5)
 
     def _fall_back(self, reason: str) -> None:
@@ -160,23 +239,25 @@ class Watcher:
 
     def _loop(self) -> None:
         interval = self.poll_interval if self.mode == POLLING else NATIVE_SWEEP
+        relist = interval * REMOTE_RELIST_POLLS if self.remote else max(interval, MIN_RESCAN)
         next_poll = time.monotonic() + interval
-        next_rescan = next_poll
-        while not self._stopping.is_set():
-            woke = self._signal.wait(max(0.0, next_poll - time.monotonic()))
-            if self._stopping.is_set():
+        next_rescan = next_poll if not self.remote else time.monotonic() + relist
+        while not self.stopping.is_set():
+            wake_at = max(next_poll, time.monotonic() + self.reachability.wait())
+            woke = self.signal.wait(max(0.0, wake_at - time.monotonic()))
+            if self.stopping.is_set():
                 break
             if woke:
-                self._stopping.wait(COALESCE)  # the rest of the burst arrives meanwhile
-            files, tree_changed = self._signal.take()
+                self.stopping.wait(COALESCE)  # the rest of the burst arrives meanwhile
+            files, tree_changed = self.signal.take()
             now = time.monotonic()
             poll = now >= next_poll
             if poll:
                 next_poll = now + interval
-            rescan = tree_changed or (poll and now >= next_rescan)
+            rescan = tree_changed or (poll and now >= next_rescan) or self.reachability.down
             if rescan:
-                next_rescan = now + max(interval, MIN_RESCAN)
-            if self._tracker.note_changed(files):
+                next_rescan = now + relist
+            if self._tracker.note_changed(files) or self._tracker.rescan_due:
                 rescan = True
             self._cycle(rescan=rescan, poll=poll)
 
@@ -190,24 +271,33 @@ class Watcher:
                 tracker.mark_due(everything=self.mode == NATIVE)
                 if self._observer is not None:
                     self._observer.rewatch()
-            tracker.read_dirty(self._stopping.is_set, self._flush_if_big)
+            tracker.read_dirty(self.stopping.is_set, self._flush_if_big)
+            if tracker.rescan_due:  # a file vanished: the listing says whether it or its run went
+                tracker.rescan(read_all=False)
             tracker.check_stalls()
+        except Unreachable as error:  # the store did not answer: said once, then retried later
+            warning = self.reachability.failed(str(error))
+            if warning is not None:
+                tracker.batch.events.append(RunEvent(FILE_ERROR, None, warning))
         except Exception as error:  # a bug must not end tailing; each distinct one is said once
             message = f"internal error while watching ({type(error).__name__}: {error}); still watching"
             if message not in self._reported_errors:
                 tracker.batch.events.append(RunEvent(FILE_ERROR, None, message))
                 self._reported_errors.add(message)
+        else:
+            back = self.reachability.succeeded()
+            if back is not None:
+                tracker.batch.events.append(RunEvent(REACHABLE, None, back))
         self._flush()
 
     def _flush_if_big(self) -> None:
         if self._tracker.batch.point_count() >= FLUSH_POINTS or self._tracker.flush_due:
             self._flush()
 
-    def _flush(self, caught_up: bool = False) -> None:
+    def _flush(self, first_read_done: bool = False) -> None:
         """Hand the gathered changes to the consumer (nothing is sent once stopping)."""
         batch = self._tracker.take_batch()
         batch.initial = self._initial
-        batch.caught_up = caught_up
-        if batch.is_empty() or self._stopping.is_set():
+        if self.stopping.is_set():
             return
-        self.on_batch(batch)
+        self.owner.deliver(batch, first_read_done)

@@ -1,4 +1,4 @@
-"""A training run (one directory of event files) and the store of all runs rltop watches."""
+"""A training run (a directory of event files, or an output_dir of checkpoints) and the store of all runs."""
 
 from __future__ import annotations
 
@@ -48,6 +48,14 @@ class Run:
     texts: dict[str, list[TextEntry]] = field(default_factory=dict)
     file_version: str | None = None
     sessions: list[Session] = field(default_factory=list)
+    # What the run is read from (a `rltop.ingest.sources` kind: "tfevents", "trainer_state") and,
+    # when that is worth saying, why: a sentence for reports ("trainer_state.json also present;
+    # reading the event files (more points and wall times)") and a few words for a header.
+    source: str = "tfevents"
+    source_note: str = ""
+    source_label: str = ""
+    # Settings the source itself holds (trainer_state.json: max_steps, logging_steps…).
+    source_config: dict[str, Any] | None = None
     # Wall time (from the events) of the newest point, and local time of the last file change:
     # together they tell "no new point for 7 min" from "the writer buffers" (see README).
     last_point_wall_time: float | None = None
@@ -138,16 +146,21 @@ class Run:
     def config(self) -> dict[str, Any] | None:
         """The training arguments transformers logs as ``args/text_summary``, parsed as a dict.
 
-        The newest entry wins (a restart logs its own arguments). None when absent or not JSON.
+        The newest entry wins (a restart logs its own arguments). Settings of the source itself
+        (`source_config`) fill in what it lacks. None when there is neither (or it is not JSON).
         """
+        parsed = None
         entries = self.texts.get(CONFIG_TAG)
-        if not entries:
-            return None
-        try:
-            parsed = json.loads(entries[-1].text)
-        except ValueError:
-            return None
-        return parsed if isinstance(parsed, dict) else None
+        if entries:
+            try:
+                parsed = json.loads(entries[-1].text)
+            except ValueError:
+                parsed = None
+            if not isinstance(parsed, dict):
+                parsed = None
+        if self.source_config:
+            return {**self.source_config, **(parsed or {})}
+        return parsed
 
     @property
     def last_step(self) -> int | None:

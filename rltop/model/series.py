@@ -26,11 +26,17 @@ _MIN_CAPACITY = 64
 
 @dataclass(frozen=True)
 class Points:
-    """A read-only view of some points of a series (three equal-length columns)."""
+    """Some points of one tag: three equal-length columns, the one points type of rltop.
 
-    steps: np.ndarray
-    wall_times: np.ndarray
-    values: np.ndarray
+    Every reader (`rltop.ingest.sources`) decodes into it, the change feed carries it and a
+    `Series` hands out views of its history as it. ``single_precision``: every value came from a
+    float32 field (event files store float32; exporters then print the shortest float32 repr).
+    """
+
+    steps: np.ndarray  # int64
+    wall_times: np.ndarray  # float64, seconds since the epoch
+    values: np.ndarray  # float64, NaN and +-Inf kept
+    single_precision: bool = True
 
     def __len__(self) -> int:
         return int(self.steps.shape[0])
@@ -74,7 +80,9 @@ class Series:
     def points(self, start: int = 0) -> Points:
         """The points from index ``start`` on, as one `Points` view."""
         end = self._size
-        return Points(self._steps[start:end], self._walls[start:end], self._values[start:end])
+        return Points(
+            self._steps[start:end], self._walls[start:end], self._values[start:end], self.single_precision
+        )
 
     @property
     def last_step(self) -> int | None:

@@ -79,7 +79,8 @@ def sorted_points(series: Series) -> Points:
     if points.steps.size < 2 or bool(np.all(points.steps[1:] >= points.steps[:-1])):
         return points
     order = np.argsort(points.steps, kind="stable")
-    return Points(points.steps[order], points.wall_times[order], points.values[order])
+    single = points.single_precision
+    return Points(points.steps[order], points.wall_times[order], points.values[order], single)
 
 
 def export_lines(store: Store, fmt: str, raw: bool = False) -> Iterable[str]:

@@ -66,6 +66,7 @@ def run_dict(run: RunView) -> dict[str, Any]:
             {"name": label, "directory": folder, "first_step": first, "owns_points": owns}
             for label, folder, first, owns in run.session_table
         ],
+        "source": {"kind": run.source, "note": run.source_note},
         "findings": [finding_dict(f, run.single_precision(f.tag)) for f in run.findings],
         "tags": {row.tag: tag_dict(row) for row in run.rows},
     }

@@ -63,6 +63,8 @@ def run_markdown(run: RunView) -> list[str]:
             for key, value in run.headline_config.items()
         )
         lines.extend(["", f"Config: {pairs}"])
+    if run.source_note:
+        lines.extend(["", f"Source: {markdown_text(run.source_note)}"])
     lines.append("")
     lines.extend(_findings(run))
     for group, rows in run.groups:

@@ -98,6 +98,8 @@ def run_renderables(run: RunView, width: int) -> list[RenderableType]:
     parts: list[RenderableType] = [_run_title(run), _run_facts(run)]
     if run.headline_config:
         parts.append(_config_line(run))
+    if run.source_note:
+        parts.append(Text(visible(run.source_note), style="dim"))
     parts.append(Text(""))
     parts.extend(_findings(run))
     if run.rows:

@@ -25,6 +25,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 
+from rltop.ingest.storage import display as display_root
 from rltop.ui import themes
 from rltop.ui.chart_options import DEFAULT_SMOOTHING, SMOOTHING_STEPS, X_MODES
 from rltop.ui.follow_focus import redirect_key
@@ -112,7 +113,7 @@ class RltopApp(App[int]):
         self._last_assess = 0.0
         self._theme_problems: list[str] = []
         self.dashboard = DashboardScreen(
-            reading=None if store is not None else [os.path.abspath(p) for p in self.paths]
+            reading=None if store is not None else [display_root(p) for p in self.paths]
         )
         self._setup_themes(theme)
 
@@ -207,7 +208,7 @@ class RltopApp(App[int]):
 
     @on(LiveBatch)
     def _live_batch(self, message: LiveBatch) -> None:
-        from rltop.ingest.feed import FALLBACK, FILE_ERROR, REMOVED, WAITING
+        from rltop.ingest.feed import FALLBACK, FILE_ERROR, REACHABLE, REMOVED, WAITING
 
         batch = message.batch
         self.session.apply(batch)
@@ -218,6 +219,8 @@ class RltopApp(App[int]):
                 self.notify(visible(event.message), severity="warning", markup=False, timeout=8)
             elif event.kind == REMOVED and event.run is not None:
                 self.notify(f"run removed: {visible(event.run)}", markup=False, timeout=5)
+            elif event.kind == REACHABLE:  # a remote store answers again (its failure was a warning)
+                self.notify(visible(event.message), markup=False, timeout=5)
         if self.paused:
             self._paused_points += batch.point_count()
             self._show_header()
@@ -262,7 +265,7 @@ class RltopApp(App[int]):
         session = self.session
         name = session.current
         if name is None:
-            roots = [os.path.abspath(p) for p in self.paths]
+            roots = [display_root(p) for p in self.paths]
             if session.caught_up:
                 self.dashboard.show_waiting(roots, self.waiting_note)
             else:

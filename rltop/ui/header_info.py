@@ -27,3 +27,7 @@ class HeaderInfo:
     loading_text: str = ""
     filter_text: str = ""
     note: str = ""
+    source: str = ""
+    """What the run is read from, when not event files ("from trainer_state.json")."""
+    source_aside: str = ""
+    """A choice worth a word, shown only where the whole line has room to spare."""

@@ -292,6 +292,9 @@ class Session:
             paused_points=paused_points,
             loading_text=loading,
             filter_text=filter_text,
+            # A run read from another kind than event files says so; the usual choice only in passing.
+            source=run.source_label if run.source != "tfevents" else "",
+            source_aside=run.source_label if run.source == "tfevents" else "",
         )
 
 

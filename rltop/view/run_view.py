@@ -58,6 +58,10 @@ class RunView:
     """(session folder, first step) of each ``trainer.train()`` call, oldest first (`Run.sessions`)."""
     session_table: list[tuple[str, str, int, bool]] = field(default_factory=list)
     """`Run.session_table`: (folder, directory, first step, still owns points) per session."""
+    source: str = "tfevents"
+    """The kind of files the run is read from (`rltop.ingest.sources`: tfevents, trainer_state)."""
+    source_note: str = ""
+    """What the run is read from and why, when that is worth saying (``Run.source_note``)."""
 
     @property
     def resumed_at(self) -> int | None:
@@ -169,4 +173,6 @@ def build_run_view(
         sessions=[(path_text(session.label), session.first_step) for session in run.sessions],
         session_table=[(path_text(label), path_text(folder), first, owns)
                        for label, folder, first, owns in run.session_table()],
+        source=run.source,
+        source_note=run.source_note,
     )

@@ -67,6 +67,8 @@ class HeaderBar(Widget):
             parts.append((5, Text(info.rate_text, style=style("header-bar--dim"))))
         if info.note:
             parts.append((6, Text(visible(info.note), style=style("header-bar--dim"))))
+        if info.source:
+            parts.append((3, Text(visible(info.source), style=style("header-bar--dim"))))
         run = info.run or ""
         line = Text(no_wrap=True, overflow="crop")
         if info.level is not None:
@@ -99,6 +101,9 @@ class HeaderBar(Widget):
         if fleet:
             line.append(SEPARATOR)
             line.append_text(fleet)
+        aside = visible(info.source_aside)
+        if aside and len(kept) == len(parts) and line.cell_len + 1 + cell_len(aside) <= width:
+            line.append(" " + aside, style=style("header-bar--dim"))
         return line
 
     def _fleet(self, fleet: list[tuple[str, int]], width: int) -> Text:

@@ -18,7 +18,7 @@ class WaitingPanel(Static):
         text.append("rltop watches ")
         text.append(", ".join(visible(root) for root in roots) or ".", style="bold")
         text.append(" and opens the dashboard as soon as a run writes its first events "
-                    "(events.out.tfevents.*).\n\n")
+                    "(events.out.tfevents.*) or its first checkpoint (checkpoint-*/trainer_state.json).\n\n")
         text.append("With TRL, pass report_to=\"tensorboard\" (transformers 5 logs nowhere by default) "
                     "and point rltop at the output_dir or its runs/ folder.")
         if note:

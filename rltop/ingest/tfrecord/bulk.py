@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rltop.ingest.crc import masked_crc32c_affine, masked_crc32c_rows
-from rltop.ingest.frames import strided_view
-from rltop.ingest.wire import WireError, decode_event
+from rltop.ingest.reading import Decoded
+from rltop.ingest.tfrecord.crc import masked_crc32c_affine, masked_crc32c_rows
+from rltop.ingest.tfrecord.frames import strided_view
+from rltop.ingest.tfrecord.wire import WireError, decode_event
+from rltop.model.series import Points
 
 _MAX_FAST_TAG = 120  # tags up to this length take the vectorised path
 _MIN_FAST_RECORD = 22
@@ -36,22 +38,9 @@ _TAIL_MASKS = np.array(
 
 
 @dataclass
-class TagPoints:
-    """Points of one tag decoded from one buffer, in file order."""
+class DecodedBatch(Decoded):
+    """Everything decoded from one buffer of records (scalars per tag in file order), plus damage."""
 
-    steps: np.ndarray
-    wall_times: np.ndarray
-    values: np.ndarray
-    single_precision: bool = True
-
-
-@dataclass
-class DecodedBatch:
-    """Everything decoded from one buffer of records."""
-
-    scalars: dict[str, TagPoints] = field(default_factory=dict)
-    texts: list[tuple[str, int, float, str]] = field(default_factory=list)  # tag, step, wall, text
-    file_version: str | None = None
     bad_records: list[int] = field(default_factory=list)  # payload offsets that did not decode
     bad_crc: list[int] = field(default_factory=list)  # payload offsets whose CRC did not match
 
@@ -104,7 +93,7 @@ def decode_records(
         bounds = np.flatnonzero(np.diff(tag_ids[order])) + 1
         for group in np.split(order, bounds):
             name = tag_names[int(tag_ids[group[0]])]
-            batch.scalars[name] = TagPoints(steps[group], walls[group], values[group])
+            batch.scalars[name] = Points(steps[group], walls[group], values[group])
     for name, points in slow_points.items():
         _merge_slow(batch, name, points, fast_index, tag_ids, tag_names)
     return batch
@@ -119,13 +108,13 @@ def _merge_slow(batch, name, points, fast_index, tag_ids, tag_names) -> None:
     single = all(p[4] for p in points)
     existing = batch.scalars.get(name)
     if existing is None:
-        batch.scalars[name] = TagPoints(steps, walls, values, single)
+        batch.scalars[name] = Points(steps, walls, values, single)
         return
     tag_id = tag_names.index(name)
     fast_rows = fast_index[tag_ids == tag_id]
     rows = np.concatenate([fast_rows, idx])
     order = np.argsort(rows, kind="stable")
-    batch.scalars[name] = TagPoints(
+    batch.scalars[name] = Points(
         np.concatenate([existing.steps, steps])[order],
         np.concatenate([existing.wall_times, walls])[order],
         np.concatenate([existing.values, values])[order],

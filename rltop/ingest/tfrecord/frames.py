@@ -18,8 +18,8 @@ once, its last 64 KB kept) so that garbage can never hold unbounded memory.
 A valid header whose record does not fit in the buffer is waited for, unless a complete valid record
 starts inside its claimed span: then the writer has moved on (a torn write, or a length that is
 wrong although its CRC checks) and the span is damage like any other. Payload CRCs are checked by
-the decoder (`rltop.ingest.bulk`), for every record; `rltop.ingest.torn` then searches the claimed
-span of each record that fails for the records hidden in it.
+the decoder (`rltop.ingest.tfrecord.bulk`), for every record; `rltop.ingest.tfrecord.torn` then
+searches the claimed span of each record that fails for the records hidden in it.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rltop.ingest.crc import masked_crc32c_rows
+from rltop.ingest.tfrecord.crc import masked_crc32c_rows
 
 HEADER = 12  # u64 length + u32 length crc
 OVERHEAD = 16  # header + u32 payload crc
@@ -51,7 +51,7 @@ class FrameScan:
     # Claimed length of the valid header at ``consumed`` whose record goes past the buffer, if any.
     waiting_length: int | None = None
     # The record at ``consumed`` is complete but fails its payload CRC, and nothing valid follows it:
-    # its bytes may not have landed yet (set by `rltop.ingest.torn`).
+    # its bytes may not have landed yet (set by `rltop.ingest.tfrecord.torn`).
     retry: bool = False
 
 

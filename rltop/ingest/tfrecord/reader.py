@@ -15,11 +15,13 @@ wrong). Memory stays bounded by the read window whatever a header claims.
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from rltop.ingest.bulk import DecodedBatch, decode_records
-from rltop.ingest.frames import (
+from rltop.ingest import storage
+from rltop.ingest.reading import ReadResult
+from rltop.ingest.storage import FileHandle, Unreachable
+from rltop.ingest.tfrecord.bulk import decode_records
+from rltop.ingest.tfrecord.frames import (
     HEADER,
     MAX_BLOCKED,
     OVERHEAD,
@@ -29,7 +31,7 @@ from rltop.ingest.frames import (
     scan_frames,
     valid_headers,
 )
-from rltop.ingest.torn import recover
+from rltop.ingest.tfrecord.torn import recover
 
 # Bytes per read. Measured on a 54 MB log: 4 MB windows loaded it 25 % faster than 16 MB ones
 # (the temporaries of a window stay in cache and freed memory is reused instead of faulted in).
@@ -38,18 +40,6 @@ HEAD_BYTES = 32  # first bytes remembered per file (the file_version record, wit
 RECHECK_BYTES = 1 << 16  # an unfinished tail up to this size is re-read on every call
 LARGE_RECORD = 1 << 20  # a record this large is read on its own, after the points before it
 QUIET_CLAIM = 1 << 20  # a one-shot load mentions an unfinished record claiming this much or more
-
-
-@dataclass
-class ReadResult:
-    """What one `EventFileReader.read` call produced."""
-
-    decoded: DecodedBatch = field(default_factory=DecodedBatch)
-    problems: list[str] = field(default_factory=list)
-    bytes_read: int = 0  # bytes newly taken in: file growth seen, or bytes newly decoded
-    more: bool = False  # the file holds more than this call could use (call again)
-    restarted: bool = False  # the file shrank or was replaced: everything was read anew
-    large_next: bool = False  # the next call reads one large record (publish these points first)
 
 
 @dataclass
@@ -75,8 +65,9 @@ class EventFileReader:
         self._blocked = False  # an invalid header at ``offset`` with nothing valid after it (yet)
         self._retry = False  # the record at ``offset`` fails its CRC with nothing after it (yet)
         self._open_damage: int | None = None  # damage running into ``offset``, reported once it ends
-        self._stamp: tuple[int, int] | None = None  # (size, mtime) when the unfinished tail was read
-        self._identity: tuple[int, int] | None = None
+        self._stamp: tuple[int, object] | None = None  # (size, version) when the unfinished tail was read
+        self._identity: object = None
+        self._checked: object = None  # the file's version when it was last checked for a rewrite
         self._plugins: dict[str, str] = {}
         self._head = b""  # the file's first bytes, to notice a rewrite that keeps the inode
         self._reported_stuck = False
@@ -90,28 +81,30 @@ class EventFileReader:
         """Read and decode what was appended since the last call (at most about one window)."""
         result = ReadResult()
         try:
-            with open(self.path, "rb") as handle:
-                stat = os.fstat(handle.fileno())
-                identity = (stat.st_dev, stat.st_ino)
-                reason = self._restart_reason(handle, identity, stat.st_size)
+            with storage.open_file(self.path) as handle:
+                stat = handle.stat()
+                reason = self._restart_reason(handle, stat.identity, stat.size, stat.version)
                 if reason is not None:
                     result.problems.append(f"{self.path}: file {reason}; reading it again from the start")
                     self.reset()
                     result.restarted = True
-                self._identity = identity
-                size = stat.st_size
-                plan = self._plan(size, (size, stat.st_mtime_ns))
+                self._identity = stat.identity
+                self._checked = stat.version
+                size = stat.size
+                plan = self._plan(size, (size, stat.version))
                 if plan is None:
                     return result
                 start, length, probing = plan
-                data = _pread(handle.fileno(), length, start)
+                data = handle.read(start, length)
                 seen = max(self._seen, start + len(data))
                 result.bytes_read = seen - self._seen
                 self._seen = seen
-                self._stamp = (size, stat.st_mtime_ns)
+                self._stamp = (size, stat.version)
                 if probing:
-                    self._probe(handle.fileno(), start, data, size, result)
+                    self._probe(handle, start, data, size, result)
                     return result
+        except Unreachable:
+            raise  # the whole storage, not this file: the watcher retries it with back-off
         except OSError as error:
             result.problems.append(f"{self.path}: cannot read: {error.strerror or error}")
             return result
@@ -120,7 +113,7 @@ class EventFileReader:
         result.bytes_read = max(result.bytes_read, self.offset - before)
         return result
 
-    def _plan(self, size: int, stamp: tuple[int, int]) -> tuple[int, int, bool] | None:
+    def _plan(self, size: int, stamp: tuple[int, object]) -> tuple[int, int, bool] | None:
         """(file position, byte count, probe only) of the next read, or None when nothing can change."""
         waiting = self._waiting
         if waiting is not None:
@@ -142,7 +135,7 @@ class EventFileReader:
             return self.offset, min(unfinished, MAX_BLOCKED + self.window), False
         return self.offset, min(unfinished, self.window), False
 
-    def _probe(self, fd: int, start: int, data: bytes, size: int, result: ReadResult) -> None:
+    def _probe(self, handle: FileHandle, start: int, data: bytes, size: int, result: ReadResult) -> None:
         """Look at new bytes inside a waiting record's span for a complete record (a lying length)."""
         waiting = self._waiting
         assert waiting is not None
@@ -158,7 +151,7 @@ class EventFileReader:
             if pos + OVERHEAD + length <= len(data):
                 record = memoryview(data)[pos : pos + OVERHEAD + length]
             else:
-                record = memoryview(_pread(fd, OVERHEAD + length, start + pos))
+                record = memoryview(handle.read(start + pos, OVERHEAD + length))
             if record_crc_ok(record):
                 # The writer went on: the claimed length is wrong. The next read covers the span
                 # up to this record, and the scan searches it from the start for the first record.
@@ -261,17 +254,18 @@ class EventFileReader:
             )
         return None
 
-    def _restart_reason(self, handle, identity: tuple[int, int], size: int) -> str | None:
+    def _restart_reason(self, handle: FileHandle, identity: object, size: int, version: object) -> str | None:
         """Why what was read no longer describes the file (None when it still does)."""
-        if self._identity is None:
+        if self._checked is None:
             return None
         if identity != self._identity:
             return "was replaced"
         if size < self._seen:
             return "shrank"
         # Truncated and rewritten past the old size between two reads keeps the inode and grows:
-        # only the first bytes (a new writer's first record and wall time) tell.
-        if self._head and os.pread(handle.fileno(), len(self._head), 0) != self._head:
+        # only the first bytes (a new writer's first record and wall time) tell. A file whose
+        # version (mtime, ETag) did not change was not written at all: an idle poll reads nothing.
+        if self._head and version != self._checked and handle.read(0, len(self._head)) != self._head:
             return "was rewritten"
         return None
 
@@ -284,22 +278,7 @@ class EventFileReader:
         self._blocked = self._retry = False
         self._open_damage = None
         self._stamp = None
+        self._checked = None
         self._plugins.clear()
         self._reported_stuck = False
-
-
-def _pread(fd: int, length: int, position: int) -> bytes:
-    """``length`` bytes at ``position`` (fewer at the end of the file), whatever the read size limit."""
-    first = os.pread(fd, length, position)
-    if len(first) == length or not first:
-        return first
-    parts = [first]
-    got = len(first)
-    while got < length:
-        part = os.pread(fd, length - got, position + got)
-        if not part:
-            break
-        parts.append(part)
-        got += len(part)
-    return b"".join(parts)
 

@@ -1,0 +1,84 @@
+"""What every source reader returns (`rltop.ingest.sources`): the same shapes for every file kind.
+
+A reader (the event-file reader, the trainer_state.json reader, …) follows one source: each
+``read()`` returns a `ReadResult` with what was new since the previous call, decoded into
+`Decoded`: scalar points per tag as `rltop.model.series.Points`, text summaries, and settings of
+the run. The change feed (`rltop.ingest.feed`) turns these into batches for consumers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:  # numpy loads only once a file is read (`rltop PATH` paints its first frame first)
+    from rltop.model.series import Points
+
+
+@dataclass
+class Decoded:
+    """Everything one read decoded."""
+
+    scalars: dict[str, Points] = field(default_factory=dict)
+    texts: list[tuple[str, int, float, str]] = field(default_factory=list)  # tag, step, wall, text
+    file_version: str | None = None
+    # Settings of the run found in the source (trainer_state.json's max_steps, logging_steps…): they
+    # reach the rules as the run's config, as transformers' ``args/text_summary`` does.
+    config: dict[str, Any] | None = None
+
+
+@dataclass
+class ReadResult:
+    """What one `SourceReader.read` call produced."""
+
+    decoded: Decoded = field(default_factory=Decoded)
+    problems: list[str] = field(default_factory=list)
+    bytes_read: int = 0  # bytes newly taken in: file growth seen, or bytes newly decoded
+    more: bool = False  # the file holds more than this call could use (call again)
+    restarted: bool = False  # the source was rewritten: the run must be read anew (RELOADED)
+    large_next: bool = False  # the next call reads one large record (publish these points first)
+    cadence: float | None = None  # seconds between the source's writes, when it tells (checkpoint times)
+
+
+class SourceReader(Protocol):
+    """Follows one source file (or, for kinds read from their newest file, one run's files)."""
+
+    path: str
+
+    def read(self) -> ReadResult:
+        """What is new since the previous call (at most about one window of it)."""
+
+    def reset(self) -> None:
+        """Forget everything read: the next read starts from the beginning."""
+
+    def unfinished(self) -> str | None:
+        """What a one-shot load should say about the end of the source (None: nothing)."""
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes present but not decoded yet (a record the writer has not finished)."""
+
+
+@dataclass(frozen=True)
+class SourceKind:
+    """One kind of source file: how to recognise it, which run it belongs to, how to read it.
+
+    Registered in `rltop.ingest.sources`; everything else (discovery, the watcher, loads) works
+    from these fields alone.
+    """
+
+    name: str  # "tfevents"
+    label: str  # what users call the files: "event files"
+    pattern: str  # for messages: "events.out.tfevents.*"
+    claims: Callable[[str], bool]  # a file name of this kind (cheap: native file events ask it too)
+    run_directory: Callable[[str], str]  # the run a claimed file belongs to (a directory path)
+    order: Callable[[str], Any]  # sort key of a run's files: the reading order (the newest last)
+    open: Callable[[str], SourceReader]  # a reader of one file
+    output_dir: Callable[[str], str]  # the training output_dir a run directory belongs to
+    rank: int = 0  # an output_dir with runs of several kinds is read from the highest rank only
+    why: str = ""  # what a higher rank buys, for the note: "more points and wall times"
+    summary: str = ""  # what reading this kind means for the user, said in the run's header
+    quiet_hint: str = "training stopped, or its writer buffers: see flush_secs"  # why no data may come
+    newest_only: bool = False  # only the newest file is read; its reader `follow`s the run's files
+    sessions: bool = False  # transformers' runs/<session> folders of one output_dir may be one run

@@ -1,0 +1,76 @@
+"""The registry of source kinds: which files rltop reads, and with which reader.
+
+Discovery (`rltop.ingest.discovery`) asks it which kind claims a file and which run the file belongs
+to, the watcher asks it whether a changed file is one to read (native file events), and `RunFiles`
+opens each file with its kind's reader. Nothing else knows the kinds.
+
+How to add a kind (a W&B ``.wandb`` run file, a trackio database, …):
+
+1. write one reader module, ``rltop/ingest/<kind>.py``, with a reader class and a ``KIND``:
+
+   - the reader follows one file: ``read() -> ReadResult`` returns what is new since the previous
+     call, decoded as `rltop.ingest.reading.Decoded` (points per tag as `rltop.model.series.Points`,
+     texts, config); ``reset()``, ``unfinished()``, ``pending_bytes`` and ``path`` complete the
+     `rltop.ingest.reading.SourceReader` protocol. It opens files only through
+     `rltop.ingest.storage` (``storage.open_file(path)`` -> ``stat()`` and ``read(start, length)``),
+     so it works on local files and on every fsspec URL at once. Raise nothing: problems are text
+     in ``ReadResult.problems``; only `rltop.ingest.storage.Unreachable` propagates (the watcher
+     retries it). ``ReadResult.restarted`` asks for the run to be read again (RELOADED);
+   - ``KIND = SourceKind(name=..., label=..., pattern=..., claims=<file name -> bool>,
+     run_directory=<file path -> run folder>, order=<file path -> sort key>, open=<path -> reader>,
+     output_dir=<run folder -> training output_dir>, rank=..., newest_only=...)``
+     (`rltop.ingest.reading.SourceKind` says what each field means). Keep the module's top-level
+     imports light (numpy inside functions): discovery imports it before the first frame is drawn;
+
+2. add ``<kind>.KIND`` to `KINDS` below (ordered by rank: the first kind that claims a name wins).
+
+Tests: a reader test on a real file of that kind, and one through ``rltop snapshot`` (it then also
+works live, under ``rltop tail``/``watch`` and on ``s3://`` with no further change).
+"""
+
+from __future__ import annotations
+
+from rltop.ingest import tfevents, trainer_state
+from rltop.ingest.reading import SourceKind
+
+KINDS: dict[str, SourceKind] = {kind.name: kind for kind in (tfevents.KIND, trainer_state.KIND)}
+DEFAULT = tfevents.KIND.name
+
+
+def kind(name: str) -> SourceKind:
+    """The kind registered as ``name`` (KeyError for an unknown one)."""
+    return KINDS[name]
+
+
+def claim(file_name: str) -> SourceKind | None:
+    """The kind whose files are named like ``file_name``, None for any other file."""
+    for candidate in KINDS.values():
+        if candidate.claims(file_name):
+            return candidate
+    return None
+
+
+def is_source_file(file_name: str) -> bool:
+    """True when some kind reads files named ``file_name`` (what wakes the native watcher)."""
+    return claim(file_name) is not None
+
+
+def what_is_read() -> str:
+    """The files rltop looks for, for messages: "event files (events.out.tfevents.*) or …"."""
+    return " or ".join(f"{k.label} ({k.pattern})" for k in KINDS.values())
+
+
+def describe(kept: SourceKind, dropped: list[SourceKind]) -> tuple[str, str]:
+    """(note, label) of a run read from ``kept`` while its output_dir also has ``dropped`` kinds.
+
+    The note is a sentence for reports ("trainer_state.json also present; reading the event files
+    (more points and wall times)"), the label a few words for the dashboard's header; both are empty
+    for a run of the default kind with nothing else beside it.
+    """
+    if dropped:
+        others = " and ".join(k.label for k in dropped)
+        why = f" ({kept.why})" if kept.why else ""
+        return f"{others} also present; reading the {kept.label}{why}", f"{kept.label}, not {others}"
+    if kept.summary:
+        return kept.summary, f"from {kept.label}"
+    return "", ""
