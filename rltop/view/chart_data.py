@@ -206,6 +206,9 @@ def build_figure(
         _group_traces(figure, scale, columns)
     else:
         figure.traces += _raw_envelope(shown_main, scale, columns, figure)
+        with np.errstate(invalid="ignore"):
+            drawn_main = scale.forward(shown_main.values)
+            figure.clipped = int(((drawn_main < ylow) | (drawn_main > yhigh)).sum())
     for shown in shown_others:
         figure.traces.append(_line(shown, scale, columns, figure, shown.overlay.label, "line"))
     if not group_view:
@@ -253,7 +256,8 @@ def _clip(y: np.ndarray, figure: Figure) -> tuple[np.ndarray, np.ndarray, np.nda
 
 
 def _raw_envelope(shown: _Shown, scale: YScale, columns: int, figure: Figure) -> list[Trace]:
-    """The raw values, faint: every point, or each column's minimum and maximum (spikes stay)."""
+    """The raw values, faint: every point, or each column's minimum and maximum (spikes stay);
+    the points outlier-robust scaling left out are marked at the edge."""
     count = len(shown.x)
     if count == 0:
         return []
@@ -264,21 +268,19 @@ def _raw_envelope(shown: _Shown, scale: YScale, columns: int, figure: Figure) ->
         lows, highs = downsample_minmax(shown.values, columns)
         rows = [(shown.x[centres], scale.forward(lows)), (shown.x[centres], scale.forward(highs))]
     traces = []
+    above_x, below_x = [], []
     for x, y in rows:
         keep = np.isfinite(y)
         clipped, above, below = _clip(y[keep], figure)
-        _clip_marks(figure, x[keep], above, below)
+        above_x.append(x[keep][above])
+        below_x.append(x[keep][below])
         traces.append(Trace(x[keep], clipped, "raw", role="raw"))
-    return traces
-
-
-def _clip_marks(figure: Figure, x: np.ndarray, above: np.ndarray, below: np.ndarray) -> None:
-    """Marks at the edge for the points outlier-robust scaling left out."""
     low, high = figure.ylim
-    for mask, y, glyph, kind in ((above, high, "↑", "clipped-high"), (below, low, "↓", "clipped-low")):
-        if mask.any():
-            figure.clipped += int(mask.sum())
-            figure.marks.append(Marks(x[mask], np.full(int(mask.sum()), y), glyph, "raw", kind))
+    for xs, y, glyph, kind in ((above_x, high, "↑", "clipped-high"), (below_x, low, "↓", "clipped-low")):
+        x = np.unique(np.concatenate(xs))
+        if x.shape[0]:
+            figure.marks.append(Marks(x, np.full(x.shape[0], y), glyph, "raw", kind))
+    return traces
 
 
 def _line(shown: _Shown, scale: YScale, columns: int, figure: Figure, label: str | None, role: str) -> Trace:

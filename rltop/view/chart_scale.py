@@ -122,34 +122,34 @@ def nice_ticks(low: float, high: float, count: int, integer: bool = False) -> li
     if high <= low:
         return [low]
     raw = (high - low) / max(count, 1)
-    magnitude = 10.0 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
+    exponent = math.floor(math.log10(raw))
+    candidates = [m * 10.0**e for e in (exponent - 1, exponent, exponent + 1) for m in (1, 2, 5)]
     if integer:
-        step = max(1.0, round(step))
-    first = math.ceil(low / step) * step
-    ticks = []
-    value = first
-    while value <= high + step * 1e-9 and len(ticks) < 100:
-        ticks.append(0.0 if abs(value) < step * 1e-9 else value)
-        value += step
-    return ticks
+        candidates = [c for c in candidates if c >= 1] or [1.0]
+    # The spacing whose tick count is nearest to ``count`` (at least two ticks when possible).
+    step = min(candidates, key=lambda c: ((high - low) / c < 1.5, abs((high - low) / c - count)))
+    if integer:
+        step = float(round(step))
+    first, last = math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9)
+    # k * step, not a running sum: no 0.6000000000000001 creeping in.
+    return [float(f"{k * step:.12g}") for k in range(first, min(last, first + 99) + 1)]
 
 
-def step_label(step: float) -> str:
-    """An integer step as a short label: ``150``, ``25000``, ``120k``, ``3M``."""
-    value = int(round(step))
-    if abs(value) >= 1_000_000 and value % 1_000_000 == 0:
-        return f"{value // 1_000_000}M"
-    if abs(value) >= 100_000 and value % 1000 == 0:
-        return f"{value // 1000}k"
-    return str(value)
+def step_labels(steps: list[float]) -> list[str]:
+    """Integer step labels, alike along an axis: ``150``, ``25000``, or ``50k 100k`` (``3M``)."""
+    values = [int(round(step)) for step in steps]
+    biggest = max((abs(v) for v in values), default=0)
+    for unit, suffix, threshold in ((1_000_000, "M", 10_000_000), (1000, "k", 100_000)):
+        if biggest >= threshold and all(v % unit == 0 for v in values):
+            return [f"{v // unit}{suffix}" if v else "0" for v in values]
+    return [str(v) for v in values]
 
 
 def x_ticks(low: float, high: float, mode: str, count: int) -> tuple[list[float], list[str]]:
     """Tick positions and labels for an x axis: integer steps, durations, or clock times."""
     if mode == "step":
         positions = nice_ticks(low, high, count, integer=True)
-        return positions, [step_label(p) for p in positions]
+        return positions, step_labels(positions)
     if mode == "relative":
         positions = nice_ticks(low, high, count)
         return positions, [format_duration(p) for p in positions]
@@ -165,8 +165,7 @@ def y_ticks(low: float, high: float, scale: YScale, count: int) -> tuple[list[fl
         decades = list(range(first, last + 1))
         if len(decades) >= 2:
             stride = max(1, math.ceil(len(decades) / max(count, 1)))
-            positions = [float(d) for d in decades[::stride]]
-            return positions, [_power_label(d) for d in decades[::stride]]
+            return [float(d) for d in decades[::stride]], [_power_label(d) for d in decades[::stride]]
     elif scale.kind == "symlog":
         # 0 and ±c·10^j: the decades read as on a log axis, on both sides of 0.
         width = scale.linear_width
@@ -177,11 +176,21 @@ def y_ticks(low: float, high: float, scale: YScale, count: int) -> tuple[list[fl
         if len(shown) >= 2:
             stride = max(1, math.ceil(len(shown) / max(count, 1)))
             shown = shown[::stride]
-            positions = scale.forward(np.array(shown)).tolist()
-            return positions, [format_short(v, 2) for v in shown]
-    positions = nice_ticks(low, high, count)
-    values = scale.inverse(np.array(positions)) if positions else np.array([])
-    return positions, [format_short(float(v), 3) for v in values]
+            return scale.forward(np.array(shown)).tolist(), _distinct_labels(shown)
+    # Round values in data units (also on a log axis spanning less than two decades).
+    data_low, data_high = (float(v) for v in scale.inverse(np.array([low, high])))
+    values = [v for v in nice_ticks(data_low, data_high, count) if scale.kind != "log" or v > 0]
+    return scale.forward(np.array(values)).tolist() if values else [], _distinct_labels(values)
+
+
+def _distinct_labels(values: list[float]) -> list[str]:
+    """Short labels with as many digits as it takes to tell neighbouring ticks apart."""
+    labels = [format_short(v, 3) for v in values]
+    for digits in range(4, 9):
+        if len(set(labels)) == len(labels):
+            break
+        labels = [format_short(v, digits) for v in values]
+    return labels
 
 
 def _power_label(exponent: int) -> str:

@@ -55,7 +55,7 @@ class DetailScreen(Screen):
         Binding("right_square_bracket", "zoom_cursor(2)", "Zoom out", show=False, key_display="]"),
         Binding("l", "log_y", "Log y"),
         Binding("i", "outliers", "Outliers", show=False),
-        Binding("o", "pick_runs", "Runs"),
+        Binding("o", "pick_runs", "Overlay"),
         Binding("g", "group", "Group", show=False),
         Binding("b", "band", "Band", show=False),
         Binding("s", "smoothing(1)", "Smoothing"),

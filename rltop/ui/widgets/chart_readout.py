@@ -33,9 +33,15 @@ class ChartReadout(Static):
 
     COMPONENT_CLASSES = {"chart-readout--label", "chart-readout--dim"}
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.readout: Readout | None = None
+        """What the line shows now."""
+
     def show(self, readout: Readout | None, palette: Mapping[str, tuple[int, int, int]], mode: str,
              group: set[str] | None = None) -> None:
         """Draw ``readout``; ``group``: the runs of the seed group drawn as a mean (their mean follows)."""
+        self.readout = readout
         dim = self.get_component_rich_style("chart-readout--dim")
         label = self.get_component_rich_style("chart-readout--label")
         text = Text(no_wrap=False, overflow="fold")
