@@ -107,7 +107,8 @@ async def test_enter_opens_detail_and_escape_returns_to_the_same_card():
         chart = detail.chart
         await pilot.pause(0.1)
         plain = chart.render().plain
-        assert "┤" in plain and "150" in plain  # axes drawn, steps up to 150
+        assert "┤" in plain and "140" in plain  # axes drawn, integer step ticks
+        assert chart.figure.xlim == (1.0, 150.0)  # up to the last step
         info = screen_text(app)
         assert "What it is" in info and "float around 1.0" in info
         assert "thresholds: warn" in info
