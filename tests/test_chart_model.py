@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import FIXTURES
 from ui_helpers import write_run
 
 from rltop.health.band_track import BandTracker
@@ -19,8 +20,6 @@ from rltop.view.chart_group import aligned_group, step_matrix
 from rltop.view.chart_options import ChartOptions
 from rltop.view.chart_readout import build_readout, nearest_point, step_point
 from rltop.view.chart_scale import YScale, choose_scale, nice_ticks, robust_limits, step_labels, y_ticks
-
-from conftest import FIXTURES
 
 TRL2 = FIXTURES / "trl2"
 
@@ -136,6 +135,17 @@ def test_thresholds_only_where_they_apply_and_off_chart_ones_are_named():
     assert len(np.unique(warn.y[np.isfinite(warn.y)])) > 5  # it follows the baseline
 
 
+def test_a_live_series_ahead_of_its_band_keeps_the_last_thresholds():
+    run = load([str(TRL2 / "ppo_value_spike")]).store.runs.popitem()[1]
+    tag = "train/loss/value_avg"
+    track = BandTracker().track(run, tag)
+    source = run.series[tag]
+    longer = series(np.concatenate((source.values, [0.05, 0.06])))  # two points the band has not seen
+    figure = build_figure(Overlay("r", "r", longer, "smooth"), [], ChartOptions(), 500, band=track)
+    (warn,) = [t for t in figure.thresholds if t.label == "warn_high"]
+    assert warn.x[-1] == len(longer) and warn.y[-1] == warn.y[-3] == track.line("warn_high")[-1]
+
+
 def test_figure_range_is_what_the_cursor_moves_in():
     run = overlay(np.arange(100.0))
     assert figure_range([run], ChartOptions(zoom=0.5)) == (50.5, 100.0)
@@ -197,7 +207,8 @@ def test_spike_band_follows_its_baseline_and_ends_at_todays_band():
     warn, critical = track.line("warn_high"), track.line("crit_high")
     assert len(track) == len(run.series[tag])
     assert np.isnan(warn[:20]).all()  # the warm-up never has a band
-    assert warn[-1] == pytest.approx(health.band(tag)[1]) and critical[-1] == pytest.approx(health.band(tag)[3])
+    now = health.band(tag)
+    assert warn[-1] == pytest.approx(now[1]) and critical[-1] == pytest.approx(now[3])
     assert np.nanmax(warn) > 1.2 * np.nanmin(warn)  # not a flat line at today's median
     assert np.allclose(critical[np.isfinite(critical)], 4 * warn[np.isfinite(warn)])  # 20x vs 5x
 

@@ -37,12 +37,13 @@ def test_runs_whose_config_differs_only_in_the_seed_form_a_group(seeded):
     names = run_display_names({name: run.directory for name, run in store.runs.items()})
     (group,) = find_seed_groups({name: run.config for name, run in store.runs.items()}, names)
     assert group.basis == "config" and group.seeds == ("1", "2", "3")
-    assert [names[run] for run in group.runs] == ["seeds/grpo_seed_1", "seeds/grpo_seed_2", "seeds/grpo_seed_3"]
+    assert [names[run] for run in group.runs] == [f"seeds/grpo_seed_{n}" for n in (1, 2, 3)]
     assert group.name == "seeds/grpo_seed_*"
     # grpo_healthy has seed 42 but another max_steps: not a member.
     assert not any("grpo_healthy" in run for run in group.runs)
     configs = [store.runs[run].config for run in group.runs]
-    assert configs[0]["output_dir"] != configs[1]["output_dir"] and len({config_signature(c) for c in configs}) == 1
+    assert configs[0]["output_dir"] != configs[1]["output_dir"]
+    assert len({config_signature(c) for c in configs}) == 1
 
 
 @pytest.mark.parametrize(("name", "pattern"), [
@@ -87,7 +88,7 @@ def test_json_and_markdown_carry_per_group_statistics(capsys, tmp_path):
     document = json.loads(out.read_text())
     assert validate(document, load_schema()) == []
     (group,) = document["groups"]
-    assert group["basis"] == "config" and group["display_names"] == ["grpo_seed_1", "grpo_seed_2", "grpo_seed_3"]
+    assert group["basis"] == "config" and group["display_names"] == [f"grpo_seed_{n}" for n in (1, 2, 3)]
     reward = group["metrics"]["train/reward"]
     assert reward["count"] == 3 and reward["mean"] == pytest.approx(np.mean(reward["values"]))
     assert reward["std"] == pytest.approx(np.std(reward["values"], ddof=1))

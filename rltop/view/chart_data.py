@@ -232,13 +232,25 @@ def _with_thresholds(limits: tuple[float, float], band: BandTrack | None, shown:
         return low, high
     span = max(high - low, abs(high) * 0.1, 1e-12)
     reach_low, reach_high = low - THRESHOLD_REACH * span, high + THRESHOLD_REACH * span
-    lines = scale.forward(band.lines[:, shown.start : shown.start + len(shown.x)])
+    lines = scale.forward(_band_slice(band, shown))
     for line in lines:
         finite = line[np.isfinite(line)]
         near = finite[(finite >= reach_low) & (finite <= reach_high)]
         if near.size:
             low, high = min(low, float(near.min())), max(high, float(near.max()))
     return low, high
+
+
+def _band_slice(band: BandTrack, shown: _Shown) -> np.ndarray:
+    """The band at the shown points. A live series can be a few points ahead of the band computed
+    for it (the chart is drawn later): those points keep the band's last thresholds."""
+    end = shown.start + len(shown.x)
+    lines = band.lines[:, shown.start : end]
+    missing = len(shown.x) - lines.shape[1]
+    if missing > 0:
+        last = band.lines[:, -1:] if len(band) else np.full((4, 1), np.nan)
+        lines = np.concatenate((lines, np.repeat(last, missing, axis=1)), axis=1)
+    return lines
 
 
 def _columns_of(count: int, columns: int) -> tuple[np.ndarray, np.ndarray]:
@@ -325,7 +337,7 @@ def _threshold_traces(band: BandTrack | None, shown: _Shown, scale: YScale, colu
     if band is None or not len(shown.x):
         return []
     count = len(shown.x)
-    lines = band.lines[:, shown.start : shown.start + count]
+    lines = _band_slice(band, shown)
     picks = np.arange(count) if count <= columns else _columns_of(count, columns)[1]
     low, high = figure.ylim
     traces = []

@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
-from rltop.ui.grid_layout import GRID_MIN_HEIGHT, GRID_MIN_WIDTH, grid_shape
+from rltop.ui.grid_layout import GRID_MIN_HEIGHT, GRID_MIN_WIDTH, alert_lines, grid_shape
 from rltop.ui.header_info import HeaderInfo
 from rltop.ui.messages import OpenDetail
 from rltop.ui.tag_filter import matches
@@ -115,8 +115,9 @@ class DashboardScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one(FilterBar).display = False
-        self.overview.display = False
-        self.grid.display = False
+        # A preloaded store can be shown before this screen is mounted: keep what is shown.
+        self.show_overview(self._overview_rows)
+        self.grid.display = self._shown_view is not None and self.grid.display
         self._apply_layout(self.app.size.width, self.app.size.height)
         if self._reading is not None:
             self.show_waiting(self._reading, loading=(0, 0))
@@ -227,7 +228,8 @@ class DashboardScreen(Screen):
         from rltop.view.chart_tags import chart_tags  # the view holds numpy series: loaded by now
 
         tags = chart_tags(view, lambda tag: matches(self.filter_pattern, tag)) if view is not None else []
-        shape = grid_shape(width, height, len(tags)) if not self.grid_hidden else (0, 0, 0)
+        shown = view is not None and not self.grid_hidden
+        shape = grid_shape(width, height, len(tags), self._room(view)) if shown else (0, 0, 0)
         if view is None or shape[0] == 0:
             grid.display = False
             return
@@ -239,6 +241,17 @@ class DashboardScreen(Screen):
                                     self.app.grid_chart(view.name, tag)))
         grid.display = True
         await grid.show(pieces, shape)
+
+    def _room(self, view: RunView) -> int:
+        """Lines left below the header, the runs overview and the alerts (and above the footer)."""
+        height = self.app.size.height
+        overview = self.overview
+        used = 1 + 1 + alert_lines(height, len(view.alerts), not self.narrow)  # header, footer, alerts
+        if overview.display:
+            used += min(len(self._overview_rows), overview.max_lines)
+        if self.query_one(FilterBar).display:
+            used += 1
+        return height - used
 
     async def action_toggle_grid(self) -> None:
         """``c``: the chart grid off / on (large terminals only)."""
