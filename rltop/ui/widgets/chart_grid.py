@@ -71,6 +71,8 @@ class ChartGrid(Widget):
                 return
             wait = self._drawn_at + REDRAW_EVERY - time.monotonic()
             if wait > 0:
+                for chart, piece in zip(charts, pieces):  # titles are cheap: the last value is now
+                    chart.set_title(piece.label, piece.value, piece.level)
                 self._pending = pieces
                 if self._timer is None:
                     self._timer = self.set_timer(wait, self._draw_pending)
