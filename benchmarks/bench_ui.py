@@ -2,13 +2,16 @@
 
     python benchmarks/bench_ui.py            # fixture run + 900k + 6M scalar logs, 60 s idle CPU
     python benchmarks/bench_ui.py --quick    # fixture run + 900k log, 15 s idle CPU
+    python benchmarks/bench_ui.py --sizes 200x50   # only the chart grid's size
 
-Each case starts the installed ``rltop PATH`` in a detached tmux pane (100 x 30, a real terminal)
-and polls ``capture-pane`` every 10 ms:
+Each case starts the installed ``rltop PATH`` in a detached tmux pane (a real terminal; by
+default 100 x 30, the cards only, and 200 x 50, where the chart grid is on) and polls
+``capture-pane`` every 10 ms:
 
 - first frame: anything is on screen (rltop's first frame says where it reads; the dashboard
   then fills in while the watcher reads, the header saying "reading… N points").
-- complete: the header shows the run's last step and no longer says "reading…".
+- complete: the header shows the run's last step and no longer says "reading…"; with the grid,
+  its charts are drawn too (plotext's axes, ``┤``, are on screen).
 - idle CPU: user+sys time of the rltop process (``/proc/PID/stat``) over the idle window, after
   the picture is complete; the log does not change, so this is the cost of a dashboard left open.
 
@@ -98,14 +101,19 @@ def bench_minimal(idle: float) -> tuple[float, float]:
         pane.close()
 
 
-def bench_rltop(path: Path, last_step: int, idle: float, timeout: float) -> dict[str, float | None]:
-    pane = Pane(f"{RLTOP} {path}")
+def bench_rltop(path: Path, last_step: int, idle: float, timeout: float,
+                size: tuple[int, int] = (100, 30)) -> dict[str, float | None]:
+    pane = Pane(f"{RLTOP} {path}", *size)
+    grid = size[0] >= 120 and size[1] >= 36  # rltop.ui.grid_layout: the chart grid is on
+
+    def complete_picture(screen: str) -> bool:
+        lines = screen.splitlines()
+        done = bool(lines) and f"step {last_step} " in lines[0] + " " and "reading" not in screen
+        return done and (not grid or "┤" in screen)
+
     try:
         first = pane.wait(lambda screen: screen.strip() != "", 30)
-        complete = pane.wait(
-            lambda screen: f"step {last_step} " in screen.splitlines()[0] + " " and "reading" not in screen,
-            timeout,
-        )
+        complete = pane.wait(complete_picture, timeout)
         time.sleep(2.0)  # let the last repaint and the first health tick pass
         return {"first": first, "complete": complete, "idle": idle_cpu(pane, idle)}
     finally:
@@ -118,7 +126,10 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="skip the 6M log, 15 s idle windows")
+    parser.add_argument("--sizes", default="100x30,200x50",
+                        help="pane sizes, comma-separated (200x50: the chart grid is on)")
     args = parser.parse_args()
+    sizes_wanted = [tuple(int(n) for n in size.split("x")) for size in args.sizes.split(",")]
     if TMUX is None or RLTOP is None:
         sys.exit("bench_ui needs tmux and the installed rltop")
     from make_logs import write_log
@@ -133,16 +144,18 @@ def main() -> None:
         cases.append((label, directory, steps))
     base_first, base_idle = bench_minimal(idle)
     print(f"baseline minimal Textual app: first frame {base_first:.3f} s, idle CPU {base_idle:.2f} %")
-    print(f"{'log':22} {'first frame':>12} {'x base':>7} {'complete':>9} {'idle CPU %':>11} {'x base':>7}")
+    print(f"{'log':22} {'pane':>7} {'first frame':>12} {'x base':>7} {'complete':>9} {'idle CPU %':>11} "
+          f"{'x base':>7}")
     for label, path, steps in cases:
-        result = bench_rltop(path, steps, idle, timeout=300)
-        first, complete, cpu = result["first"], result["complete"], result["idle"]
-        print(
-            f"{label:22} {first:12.3f} {first / base_first:7.2f} "
-            f"{(complete if complete is not None else float('nan')):9.2f} {cpu:11.2f} "
-            f"{cpu / base_idle if base_idle else float('inf'):7.2f}"
-        )
-    print("goals: first frame <= 0.5 s on any log; idle CPU <= 0.5 % of a core")
+        for width, height in sizes_wanted:
+            result = bench_rltop(path, steps, idle, timeout=300, size=(width, height))
+            first, complete, cpu = result["first"], result["complete"], result["idle"]
+            print(
+                f"{label:22} {f'{width}x{height}':>7} {first:12.3f} {first / base_first:7.2f} "
+                f"{(complete if complete is not None else float('nan')):9.2f} {cpu:11.2f} "
+                f"{cpu / base_idle if base_idle else float('inf'):7.2f}", flush=True
+            )
+    print("goals: first frame <= 0.5 s on any log, the chart grid on or off; idle CPU <= 0.5 % of a core")
 
 
 if __name__ == "__main__":

@@ -9,9 +9,30 @@ Review changes with ``pytest tests/test_ui_snapshots.py --snapshot-update`` and 
 
 from __future__ import annotations
 
-from ui_helpers import preloaded_app, seeded_and_resumed, wait_until
+import math
+import time
+
+import pytest
+from conftest import FIXTURES
+from ui_helpers import preloaded_app, seeded_and_resumed, wait_until, write_run
 
 from rltop.ui.screens.detail import DetailScreen
+
+
+@pytest.fixture
+def utc(monkeypatch):
+    """Clock times (the cursor readout's) in UTC, whatever the machine's time zone."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def _grid_drawn(app) -> bool:
+    grid = app.dashboard.grid
+    return not grid.display or (not grid.pending and bool(grid.charts) and all(
+        chart.data.main is not None for chart in grid.charts))
 
 
 async def _settled(pilot) -> None:
@@ -19,9 +40,29 @@ async def _settled(pilot) -> None:
     app = pilot.app
     await wait_until(pilot, lambda: app.dashboard.board.cards and app.focused is not None)
     await wait_until(pilot, lambda: app._flush_timer is None and not app.session.dirty)
+    await wait_until(pilot, lambda: _grid_drawn(app))
     await pilot.pause()
     await pilot.wait_for_scheduled_animations()
     await pilot.pause()
+
+
+def _detail(tag: str, *keys: str):
+    """run_before: open the detail screen of ``tag`` and press ``keys`` there."""
+
+    async def run_before(pilot) -> None:
+        await _settled(pilot)
+        pilot.app.open_detail(tag)
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, DetailScreen))
+        detail = pilot.app.screen
+        await wait_until(pilot, lambda: detail.chart.data.series is not None)
+        for key in keys:
+            await pilot.press(key)
+        await wait_until(pilot, lambda: detail.readout.readout is not None)
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
+
+    return run_before
 
 
 def test_dashboard_wide_ppo_unstable(snap_compare):
@@ -84,3 +125,33 @@ def test_alert_strip_at_80x24_and_a_filter_that_matches_nothing(snap_compare):
 def test_a_finished_run_two_hours_later(snap_compare):
     app = preloaded_app("grpo_healthy", "ppo_healthy", seconds_after=2 * 3600 + 5)
     assert snap_compare(app, terminal_size=(100, 30), run_before=_settled)
+
+
+def test_chart_grid_at_200x50(snap_compare):
+    app = preloaded_app("ppo_healthy", "ppo_unstable", run="ppo_unstable")
+    assert snap_compare(app, terminal_size=(200, 50), run_before=_settled)
+
+
+def test_chart_grid_at_120x36(snap_compare):
+    app = preloaded_app("ppo_healthy", "ppo_unstable", run="ppo_unstable")
+    assert snap_compare(app, terminal_size=(120, 36), run_before=_settled)
+
+
+def test_detail_seed_group_with_band(snap_compare, utc):
+    app = preloaded_app(paths=[str(FIXTURES / "seeds")])
+    assert snap_compare(app, terminal_size=(120, 36), run_before=_detail("train/reward"))
+
+
+def test_detail_cursor_readout(snap_compare, utc):
+    app = preloaded_app("ppo_healthy", "ppo_unstable", run="ppo_unstable")
+    keys = ["left"] * 5 + ["shift+left"] * 8
+    assert snap_compare(app, terminal_size=(120, 36), run_before=_detail("train/objective/kl", *keys))
+
+
+def test_detail_log_y_on_a_loss_spanning_1e_2_to_1e6(snap_compare, utc, tmp_path):
+    # A value loss that explodes over eight decades, the way a PPO value head blows up.
+    loss = [10 ** (-2 + 8 * (step / 199) ** 2) * (1 + 0.3 * math.sin(step)) for step in range(200)]
+    write_run(tmp_path / "ppo_value_explosion", {"train/loss/value_avg": loss,
+                                                 "train/val/ratio": [1.0] * 200})
+    app = preloaded_app(paths=[str(tmp_path)])
+    assert snap_compare(app, terminal_size=(120, 36), run_before=_detail("train/loss/value_avg", "l"))

@@ -158,7 +158,7 @@ def run_snapshot(args: argparse.Namespace) -> int:
     result = load_or_fail(options.paths, options.tags, options.runs)
     now = _clock()
     health = assess_store(result.store, rules, now=now)
-    snapshot = build_snapshot(result.store, health, now, result.discovery.roots, result.problems)
+    snapshot = build_snapshot(result.store, health, now, result.discovery.roots, result.problems, rules)
     to_stdout = options.output in (None, "-")
     text = render(
         snapshot,

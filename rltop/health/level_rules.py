@@ -13,8 +13,10 @@ from rltop.health.robust import finite_or, rolling_median
 from rltop.health.rule_base import (
     Adjustment,
     Band,
+    BandLines,
     Context,
     Rule,
+    constant_lines,
     judged,
     num,
     threshold_flags,
@@ -302,6 +304,14 @@ class NegativeKlRule(Rule):
             return None, None, -params["token_tolerance"], None
         warn, crit = self._thresholds(params, per_token)
         return warn, None, crit, None
+
+    def band_along(self, ref: np.ndarray, start: int, params: RuleParams, memo: dict[str, Any],
+                   context: Context) -> BandLines:
+        # A k1 warning judges the median of the last points, not the value: no line on the values.
+        warn, high, crit, top = constant_lines(self.band(params, memo, context), len(ref))
+        if self._mode(memo, context)[1]:
+            warn = np.full(len(ref), np.nan)
+        return warn, high, crit, top
 
 
 def level_rules() -> list[Rule]:

@@ -19,11 +19,13 @@ from rltop.health.robust import finite_or, trailing_median
 from rltop.health.rule_base import (
     Adjustment,
     Band,
+    BandLines,
     Context,
     Rule,
     judged,
     num,
     pct,
+    scaled,
     threshold_flags,
     verdict,
 )
@@ -124,6 +126,20 @@ class EntropyRule(Rule):
             critical = floor if critical is None else max(critical, floor)
         return warn, rise, critical, None
 
+    def band_along(self, ref: np.ndarray, start: int, params: RuleParams, memo: dict[str, Any],
+                   context: Context) -> BandLines:
+        # The relative lines start where judging against the early level starts; the floor holds
+        # from the first point.
+        count = len(ref)
+        judged_here = np.arange(start, start + count) >= params["baseline_points"]
+        baseline = np.where(judged_here, ref, np.nan)
+        critical = scaled(baseline, params.critical)
+        floor = params["floor"]
+        if floor is not None:
+            critical = np.where(np.isnan(critical), floor, np.fmax(critical, floor))
+        none = np.full(count, np.nan)
+        return scaled(baseline, params.warn), scaled(baseline, params["rise"]), critical, none
+
 
 class SpikeRule(Rule):
     """A value many times its usual level: value loss, grad norm.
@@ -203,6 +219,12 @@ class SpikeRule(Rule):
         critical = reference * params.critical if params.critical is not None else None
         return None, warn, None, critical
 
+    def band_along(self, ref: np.ndarray, start: int, params: RuleParams, memo: dict[str, Any],
+                   context: Context) -> BandLines:
+        # Each point's own baseline (the median of the normal points before it): NaN until it exists.
+        none = np.full(len(ref), np.nan)
+        return none, scaled(ref, params.warn), none.copy(), scaled(ref, params.critical)
+
 
 class KlBlowupRule(Rule):
     """KL to the reference above absolute caps, or growing fast against its recent median.
@@ -277,6 +299,20 @@ class KlBlowupRule(Rule):
             relative = max(factor * median, params["relative_floor"])
             warn = relative if warn is None else min(warn, relative)
         return None, warn, None, params.critical
+
+    def band_along(self, ref: np.ndarray, start: int, params: RuleParams, memo: dict[str, Any],
+                   context: Context) -> BandLines:
+        # The warn line is the lower of the fixed cap and ``relative`` x the trailing median.
+        count = len(ref)
+        warn = np.full(count, np.nan if params.warn is None else float(params.warn))
+        factor = params["relative"]
+        if factor is not None:
+            with np.errstate(invalid="ignore"):
+                relative = np.where(ref > 0, np.fmax(factor * ref, params["relative_floor"]), np.nan)
+            warn = np.fmin(warn, relative)
+        none = np.full(count, np.nan)
+        critical = np.full(count, np.nan if params.critical is None else float(params.critical))
+        return none, warn, none.copy(), critical
 
 
 def relative_rules() -> list[Rule]:

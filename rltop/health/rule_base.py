@@ -21,6 +21,8 @@ from rltop.model.catalog import MetricInfo
 
 Band = tuple[float | None, float | None, float | None, float | None]
 NO_BAND: Band = (None, None, None, None)
+BandLines = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""(warn_low, warn_high, crit_low, crit_high) at each judged point; NaN where a line does not apply."""
 
 
 def num(value: float | None) -> str:
@@ -110,9 +112,29 @@ class Rule:
         """(warn_low, warn_high, crit_low, crit_high) in the metric's own units, for charts."""
         return NO_BAND
 
+    def band_along(self, ref: np.ndarray, start: int, params: RuleParams, memo: dict[str, Any],
+                   context: Context) -> BandLines:
+        """The band at each judged point ``start, start + 1, ...`` (``ref``: their references, as
+        `flags` returned them; NaN for rules without one), for charts that draw the band over time.
+
+        Fixed thresholds by default; rules whose band follows a baseline (``dynamic_band``) override
+        it, so a chart draws the threshold each point was judged against, not today's.
+        """
+        return constant_lines(self.band(params, memo, context), len(ref))
+
     def persistences(self, params: RuleParams) -> tuple[tuple[int, int], tuple[int, int]]:
         """(warn, critical) persistence of this rule."""
         return params.persistence, params.critical_persistence
+
+
+def constant_lines(band: Band, count: int) -> BandLines:
+    """``band`` repeated at ``count`` points (NaN for the lines it does not have)."""
+    return tuple(np.full(count, np.nan if value is None else float(value)) for value in band)  # type: ignore[return-value]
+
+
+def scaled(reference: np.ndarray, factor: float | None) -> np.ndarray:
+    """``reference * factor`` (all NaN when the level is switched off)."""
+    return reference * factor if factor is not None else np.full(len(reference), np.nan)
 
 
 def threshold_flags(

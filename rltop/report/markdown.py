@@ -8,6 +8,7 @@ never breaks a table. Sparklines are `MARKDOWN_SPARK_WIDTH` glyphs wide.
 from __future__ import annotations
 
 from rltop.health.findings import Finding, Level
+from rltop.report.group_report import groups_markdown
 from rltop.report.snapshot import Snapshot
 from rltop.view.config import config_value
 from rltop.view.humanize import format_staleness, format_utc, plural
@@ -40,6 +41,8 @@ def render_markdown(snapshot: Snapshot) -> str:
         f"{plural(len(snapshot.runs), 'run')}{' (' + counts + ')' if counts else ''} · "
         f"generated {format_utc(snapshot.generated_at)}",
     ]
+    if snapshot.groups:
+        lines.extend(["", *groups_markdown(snapshot)])
     for run in snapshot.runs:
         lines.append("")
         lines.extend(run_markdown(run))

@@ -1,7 +1,8 @@
 """Turn a `Snapshot` into the text of one output format.
 
 Text, SVG and HTML share the Rich renderables of `text_view`: text is printed to an in-memory
-console (coloured or not), SVG and HTML are Rich's recorded-console exports of exactly that view.
+console (coloured or not), SVG and HTML are Rich's recorded-console exports of exactly that view,
+with the charts of `html_charts` (above it in HTML, below it in SVG).
 Markdown, JSON and CSV have their own modules. Every format is rendered to a string first, so a
 failure never leaves half a report in the output file.
 """
@@ -14,6 +15,7 @@ from rich.console import Console
 
 from rltop.report.csv_report import render_csv
 from rltop.report.formats import DEFAULT_WIDTH, FORMATS, MIN_WIDTH
+from rltop.report.html_charts import html_page_template, svg_report
 from rltop.report.json_report import render_json
 from rltop.report.markdown import render_markdown
 from rltop.report.snapshot import Snapshot
@@ -58,13 +60,14 @@ def render_text(snapshot: Snapshot, width: int = DEFAULT_WIDTH, color: bool = Fa
 
 
 def render_export(snapshot: Snapshot, fmt: str, width: int = DEFAULT_WIDTH) -> str:
-    """The text view as a standalone SVG image or HTML page (``fmt`` is "svg" or "html")."""
+    """A standalone SVG image or HTML page (``fmt`` is "svg" or "html"): the charts of the key
+    metrics and of every metric with a finding (`rltop.report.html_charts`), and the text view."""
     # Truecolor: the colours are written into the file, whatever terminal this runs in.
     console = _console(width, "truecolor", record=True)
     console.print(snapshot_group(snapshot, console.width))
     if fmt == "svg":
-        return console.export_svg(title=EXPORT_TITLE)
-    return console.export_html(inline_styles=True)
+        return svg_report(snapshot, console.export_svg(title=EXPORT_TITLE))
+    return console.export_html(inline_styles=True, code_format=html_page_template(snapshot))
 
 
 def render(

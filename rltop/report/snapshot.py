@@ -16,11 +16,14 @@ from rltop.health.findings import Level
 from rltop.model.names import display_name
 from rltop.model.run import Store
 from rltop.view.fleet import state_counts
+from rltop.view.group_view import GroupView, build_group_views
 from rltop.view.names import store_display_names
 from rltop.view.run_view import RunView, build_run_view
+from rltop.view.seed_groups import find_seed_groups
 
 if TYPE_CHECKING:  # only a type: any object with RunHealth's fields works (tests build their own)
     from rltop.health.engine import RunHealth
+    from rltop.health.rules import Rules
 
 FAIL_ON = {"warn": Level.WARN, "critical": Level.CRITICAL, "never": None}
 """`FAIL_ON_CHOICES` -> the lowest level that makes the exit code 1 (never: always 0)."""
@@ -34,6 +37,12 @@ class Snapshot:
     generated_at: float
     roots: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    groups: list[GroupView] = field(default_factory=list)
+    """Seed groups among the runs, with the spread of their key metrics (`rltop.view.group_view`)."""
+    store: Store | None = None
+    """The runs themselves, for the charts of the HTML and SVG reports (None: no charts)."""
+    rules: Rules | None = None
+    """The rules the verdicts used: the charts draw their thresholds."""
 
     @property
     def level(self) -> Level:
@@ -60,14 +69,18 @@ def build_snapshot(
     now: float | None = None,
     roots: list[str] | None = None,
     problems: list[str] | None = None,
+    rules: Rules | None = None,
 ) -> Snapshot:
-    """The snapshot of every run in ``store`` (sorted by name), judged by ``health`` (run -> verdict)."""
+    """The snapshot of every run in ``store`` (sorted by name), judged by ``health`` (run -> verdict)
+    with ``rules`` (the charts draw their thresholds; None: the defaults)."""
     now = time.time() if now is None else now
     names = store_display_names(store)
     runs = [build_run_view(store.runs[name], health[name], now, names[name]) for name in store.sorted_names()]
+    seeds = find_seed_groups({name: run.config for name, run in store.runs.items()}, names)
     # Paths and messages name directories that need not be UTF-8: their display form, so that every
     # format (a UTF-8 file, JSON, a strict stdout) can carry them.
     return Snapshot(
         runs=runs, generated_at=now, roots=[display_name(root) for root in roots or []],
         problems=[display_name(problem) for problem in problems or []],
+        groups=build_group_views(seeds, {run.name: run for run in runs}), store=store, rules=rules,
     )  # fmt: skip

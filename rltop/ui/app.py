@@ -27,11 +27,11 @@ from textual.timer import Timer
 
 from rltop.ingest.storage import display as display_root
 from rltop.ui import themes
-from rltop.ui.chart_options import DEFAULT_SMOOTHING, SMOOTHING_STEPS, X_MODES
 from rltop.ui.follow_focus import redirect_key
 from rltop.ui.messages import LiveBatch, WatcherFailed
 from rltop.ui.palette import palette_commands
 from rltop.ui.screens.dashboard import DashboardScreen
+from rltop.view.chart_options import ChartOptions
 from rltop.view.safe_text import visible
 from rltop.view.sentences import calm_sentence, empty_sentence
 
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from rltop.model.run import Store
     from rltop.ui.alerting import DashboardAlerts
     from rltop.ui.session import Session
+    from rltop.ui.widgets.detail_chart import ChartData
 
 MIN_REPAINT = 0.25
 """Seconds between two repaints caused by new data (at most 4 per second)."""
@@ -100,9 +101,9 @@ class RltopApp(App[int]):
         self._watch_options = None if store is not None else {"poll": poll, "tags": tags, "runs": runs}
         self._alert_settings = alerts
         self._alerts: DashboardAlerts | None = None
-        self.smoothing = DEFAULT_SMOOTHING
-        self.x_mode = "step"
-        self.overlay_runs = True
+        self.chart_options = ChartOptions()
+        """How charts are drawn (smoothing, x axis, zoom, log y, overlaid runs...): the detail
+        screen's keys change it; every detail screen and the dashboard's chart grid read it."""
         self.paused = False
         self._paused_points = 0
         self.filter_text = ""
@@ -333,6 +334,18 @@ class RltopApp(App[int]):
         if self.session.current is not None and tag in self.store.runs[self.session.current].series:
             self.push_screen(DetailScreen(self.session.current, tag))
 
+    def grid_chart(self, run: str, tag: str) -> ChartData:
+        """What the dashboard grid's chart of ``tag`` draws: the run alone, with its thresholds."""
+        from rltop.ui.chart_sources import metric_sources
+        from rltop.ui.widgets.detail_chart import ChartData
+
+        options = ChartOptions(smoothing=self.chart_options.smoothing)
+        sources = metric_sources(self.session, run, tag, options, overlay=False)
+        if sources is None:
+            return ChartData(version=("none", run, tag))
+        return ChartData(main=sources.main, band=sources.band, spans=sources.spans, options=options,
+                         version=(run, tag, sources.version(), options.key()))
+
     def acknowledge(self, tag: str | None) -> None:
         """Un-latch the criticals of ``tag`` that are over, then repaint."""
         if self.session is None:
@@ -401,27 +414,6 @@ class RltopApp(App[int]):
             self.session.dirty.structure = True
             self._schedule_flush()
         self._show_header()
-
-    def action_smoothing(self, direction: int) -> None:
-        """``s``/``S`` on the detail screen: next/previous smoothing weight."""
-        steps = list(SMOOTHING_STEPS)
-        index = min(range(len(steps)), key=lambda i: abs(steps[i] - self.smoothing))
-        self.smoothing = steps[(index + direction) % len(steps)]
-        self._refresh_detail()
-
-    def action_x_axis(self) -> None:
-        """``x`` on the detail screen: step -> time since start -> wall time."""
-        self.x_mode = X_MODES[(X_MODES.index(self.x_mode) + 1) % len(X_MODES)]
-        self._refresh_detail()
-
-    def action_toggle_overlay(self) -> None:
-        """``o`` on the detail screen: other runs' same tag on/off."""
-        self.overlay_runs = not self.overlay_runs
-        self._refresh_detail()
-
-    def _refresh_detail(self) -> None:
-        if self.screen.id == "detail":
-            self.screen.refresh_view()
 
     def save_screenshot_here(self) -> str | None:
         """Save an SVG of the screen in `screenshot_dir` and say where; the path (None on failure)."""

@@ -1,173 +1,142 @@
-"""The detail chart, drawn with plotext: raw series faint, TensorBoard's debiased EMA on top,
-the rule's threshold band as horizontal lines, other runs' same tag overlaid.
+"""Terminal charts: a `rltop.view.chart_data.Figure` drawn with plotext's braille lines.
+
+The same code draws the dashboard's chart grid and the detail screen: the member or raw lines, the
+curves, the threshold lines, episodes as a bar along the bottom edge, and glyph marks (NaN ``×``
+and ``∞`` at their steps, ``↑``/``↓`` where outlier-robust scaling clipped a point). Axes come from
+the figure (integer steps, durations, clock times, log decades); the limits are set explicitly, so
+`Canvas` can map a terminal column to an x value for the cursor and the mouse, and `band_cells`
+can shade a seed group's band behind the lines.
 
 plotext is pinned to the 5.x line (``plotext>=5.3,<6``): 6.0 rewrote the package (new module
 layout, signals returned by ``plot``), which is what breaks terminalboard 0.5.3; 5.3.2 is pure
-Python and has kept this API (``clf/plotsize/plot/hline/xticks/build``) since 2022. plotext keeps
-one global figure, so charts are only ever built on the UI thread.
-
-Everything here is pure data -> text (ANSI); the widget turns it into Rich text.
+Python and has kept this API (``clf/plotsize/plot/scatter/xlim/xticks/build``) since 2022. plotext
+keeps one global figure, so charts are only ever built on the UI thread. Everything here is pure
+data -> text (ANSI); the widgets turn it into Rich text.
 """
 
 from __future__ import annotations
 
-import math
-import time
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
-from rltop.model.downsample import column_bounds, downsample_minmax
-from rltop.model.durations import format_duration
-from rltop.model.series import Series
-from rltop.model.smoothing import ema_debiased
+from rltop.view.chart_data import Figure
 
 RGB = tuple[int, int, int]
+SPAN_GLYPH = "▁"
+"""Episodes of a finding: a bar along the bottom edge of the plot, in the level's colour."""
 
 
-@dataclass
-class ChartLine:
-    """One polyline of the chart."""
+@dataclass(frozen=True)
+class Canvas:
+    """Where the plot area sits in the chart's text, and the x range it spans."""
 
-    x: np.ndarray
-    y: np.ndarray
-    color: RGB
-    label: str | None = None
+    left: int
+    right: int
+    top: int
+    bottom: int
+    xlim: tuple[float, float]
 
+    def column(self, x: float) -> int:
+        """The text column of ``x``."""
+        low, high = self.xlim
+        share = (x - low) / (high - low) if high > low else 0.0
+        return self.left + round(min(max(share, 0.0), 1.0) * (self.right - self.left))
 
-@dataclass
-class ChartSpec:
-    """What to draw; built by `series_lines`/`band_lines`, drawn by `render_chart`."""
-
-    lines: list[ChartLine] = field(default_factory=list)
-    hlines: list[tuple[float, RGB]] = field(default_factory=list)
-    x_mode: str = "step"
-    x_ticks: tuple[list[float], list[str]] | None = None
-
-
-def x_values(series: Series, mode: str) -> np.ndarray:
-    """The x coordinate of every point for an axis mode."""
-    if mode == "step":
-        return series.steps.astype(np.float64)
-    walls = series.wall_times
-    if mode == "relative":
-        return walls - walls[0] if walls.shape[0] else walls
-    return walls.copy()
+    def x_at(self, column: int) -> float:
+        """The x value at a text column (clamped to the plot area)."""
+        low, high = self.xlim
+        share = (min(max(column, self.left), self.right) - self.left) / max(self.right - self.left, 1)
+        return low + share * (high - low)
 
 
-def series_lines(
-    series: Series,
-    weight: float,
-    mode: str,
-    columns: int,
-    raw_color: RGB | None,
-    smooth_color: RGB,
-    label: str | None = None,
-) -> list[ChartLine]:
-    """The raw envelope (min and max per column, so spikes stay) and the smoothed line of a series."""
-    count = len(series)
-    if count == 0:
-        return []
-    xs = x_values(series, mode)
-    values = series.values
-    lines: list[ChartLine] = []
-    if raw_color is not None:
-        if count <= columns:
-            finite = np.isfinite(values)
-            lines.append(ChartLine(xs[finite], values[finite], raw_color))
-        else:
-            bounds = column_bounds(count, columns)
-            centres = xs[(bounds[:-1] + bounds[1:] - 1) // 2]
-            lows, highs = downsample_minmax(values, columns)
-            for column_values in (lows, highs):
-                keep = np.isfinite(column_values)
-                lines.append(ChartLine(centres[keep], column_values[keep], raw_color))
-    smoothed = ema_debiased(values, weight)
-    if count > columns:
-        ends = column_bounds(count, columns)[1:] - 1
-        sx, sy = xs[ends], smoothed[ends]
-    else:
-        sx, sy = xs, smoothed
-    keep = np.isfinite(sy)
-    lines.append(ChartLine(sx[keep], sy[keep], smooth_color, label))
-    return lines
+def _segments(x: np.ndarray, y: np.ndarray) -> list[tuple[list[float], list[float]]]:
+    """The NaN-free runs of a polyline."""
+    finite = np.isfinite(y) & np.isfinite(x)
+    if finite.all():
+        return [(x.tolist(), y.tolist())] if x.shape[0] else []
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], finite, [False])).astype(np.int8)))
+    return [(x[a:b].tolist(), y[a:b].tolist()) for a, b in zip(edges[::2], edges[1::2])]
 
 
-def band_lines(
-    band: tuple[float | None, float | None, float | None, float | None],
-    lines: list[ChartLine],
-    warn_color: RGB,
-    crit_color: RGB,
-) -> list[tuple[float, RGB]]:
-    """Threshold lines worth drawing: those near the data (a far-away line would flatten the curve;
-    the detail screen lists every threshold in words anyway)."""
-    ys = [line.y for line in lines if line.y.shape[0]]
-    if not ys:
-        return []
-    data = np.concatenate(ys)
-    low, high = float(data.min()), float(data.max())
-    span = max(high - low, abs(high) * 0.1, 1e-12)
-    reach_low, reach_high = low - 0.35 * span, high + 0.35 * span
-    warn_low, warn_high, crit_low, crit_high = band
-    result = []
-    for value, color in ((warn_low, warn_color), (warn_high, warn_color), (crit_low, crit_color),
-                         (crit_high, crit_color)):
-        if value is not None and math.isfinite(value) and reach_low <= value <= reach_high:
-            result.append((float(value), color))
-    return result
+def band_cells(figure: Figure, canvas: Canvas) -> list[tuple[int, int, int]]:
+    """(row, first column, end column) runs of the cells a seed group's band covers: the band is a
+    shaded background under the lines, solid whatever its width (plotext's braille lines leave
+    vertical strokes hollow)."""
+    runs: list[tuple[int, int, int]] = []
+    low, high = figure.ylim
+    rows = canvas.bottom - canvas.top + 1
+    if high <= low or rows < 1:
+        return runs
+    columns = np.arange(canvas.left, canvas.right + 1)
+    xs = np.array([canvas.x_at(int(c)) for c in columns])
+    covered = np.zeros((rows, columns.shape[0]), dtype=bool)
+    for area in figure.areas:
+        if area.x.shape[0] < 2:
+            continue
+        inside = (xs >= area.x[0]) & (xs <= area.x[-1])
+        top = np.interp(xs, area.x, area.high)
+        bottom = np.interp(xs, area.x, area.low)
+        # Row 0 is the top of the plot (the y range's high end).
+        first = np.clip(np.round((high - top) / (high - low) * (rows - 1)), 0, rows - 1).astype(int)
+        last = np.clip(np.round((high - bottom) / (high - low) * (rows - 1)), 0, rows - 1).astype(int)
+        row_index = np.arange(rows)[:, None]
+        covered |= inside[None, :] & (row_index >= first[None, :]) & (row_index <= last[None, :])
+    for row in range(rows):
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], covered[row].astype(np.int8), [0]))))
+        runs += [(canvas.top + row, canvas.left + int(a), canvas.left + int(b))
+                 for a, b in zip(edges[::2], edges[1::2])]
+    return runs
 
 
-def time_ticks(lines: list[ChartLine], mode: str, count: int = 5) -> tuple[list[float], list[str]] | None:
-    """Readable tick labels for the time axes (durations, or local clock times)."""
-    if mode == "step":
-        return None
-    xs = [line.x for line in lines if line.x.shape[0]]
-    if not xs:
-        return None
-    data = np.concatenate(xs)
-    low, high = float(data.min()), float(data.max())
-    positions = [low] if high <= low else [low + (high - low) * i / (count - 1) for i in range(count)]
-    if mode == "relative":
-        return positions, [format_duration(p) for p in positions]
-    span = high - low
-    pattern = "%H:%M:%S" if span < 6 * 3600 else "%m-%d %H:%M"
-    return positions, [time.strftime(pattern, time.localtime(p)) for p in positions]
-
-
-def render_chart(spec: ChartSpec, width: int, height: int, axes_color: RGB, legend: bool) -> str:
-    """Draw ``spec`` at ``width`` x ``height`` cells and return plotext's ANSI text."""
+def render_figure(figure: Figure, width: int, height: int, palette: Mapping[str, RGB],
+                  legend: bool) -> tuple[str, Canvas | None]:
+    """Draw ``figure`` at ``width`` x ``height`` cells: plotext's ANSI text and its plot area."""
     import plotext as plt  # imported on first use: the dashboard must start fast
 
+    if figure.empty:
+        return "", None
     plt.clf()
     plt.limitsize(False, False)  # plotext would clip to the real terminal, not the widget
     plt.plotsize(max(10, width), max(5, height))
     plt.theme("clear")
     plt.axes_color("default")
     plt.canvas_color("default")
-    plt.ticks_color(axes_color)
+    plt.ticks_color(palette["axes"])
     plt.frame(True)
-    drawn = False
-    for line in spec.lines:
-        if line.x.shape[0] == 0:
-            continue
-        label = line.label if legend else None
-        xs, ys = line.x.tolist(), line.y.tolist()
-        if len(xs) == 1:
-            plt.scatter(xs, ys, color=line.color, marker="braille", label=label)
-        else:
-            plt.plot(xs, ys, color=line.color, marker="braille", label=label)
-        drawn = True
-    if not drawn:
-        return ""
-    for value, color in spec.hlines:
-        plt.hline(value, color)
-    if spec.hlines:
-        data = np.concatenate([line.y for line in spec.lines if line.y.shape[0]])
-        values = [value for value, _ in spec.hlines]
-        low = min(float(data.min()), *values)
-        high = max(float(data.max()), *values)
-        pad = (high - low) * 0.05 or abs(high) * 0.05 or 1.0
-        plt.ylim(low - pad, high + pad)
-    if spec.x_ticks is not None:
-        plt.xticks(*spec.x_ticks)
-    return plt.build()
+    ylow, yhigh = figure.ylim
+    for span in figure.spans:
+        plt.plot([span.first, span.last], [ylow, ylow], color=palette[span.color], marker=SPAN_GLYPH)
+    for trace in figure.traces:
+        label = trace.label if legend else None
+        for xs, ys in _segments(trace.x, trace.y):
+            if len(xs) == 1:
+                plt.scatter(xs, ys, color=palette[trace.color], marker="braille", label=label)
+            else:
+                plt.plot(xs, ys, color=palette[trace.color], marker="braille", label=label)
+            label = None
+    for threshold in figure.thresholds:
+        for xs, ys in _segments(threshold.x, threshold.y):
+            plt.plot(xs, ys, color=palette[threshold.color], marker="braille")
+    for marks in figure.marks:
+        plt.scatter(marks.x.tolist(), marks.y.tolist(), color=palette[marks.color], marker=marks.glyph)
+    plt.xlim(*figure.xlim)
+    plt.ylim(ylow, yhigh)
+    if figure.xticks[0]:
+        plt.xticks(*figure.xticks)
+    if figure.yticks[0]:
+        plt.yticks(*figure.yticks)
+    text = plt.build()
+    return text, _canvas(plt.uncolorize(text), figure.xlim)
+
+
+def _canvas(plain: str, xlim: tuple[float, float]) -> Canvas | None:
+    """The plot area inside plotext's frame (``┌…┐`` above it, ``└…┘`` below)."""
+    lines = plain.split("\n")
+    top = next((row for row, line in enumerate(lines) if "┌" in line), None)
+    bottom = next((row for row, line in enumerate(lines) if "└" in line), None)
+    if top is None or bottom is None or bottom - top < 2:
+        return None
+    left, right = lines[top].index("┌") + 1, lines[top].rindex("┐") - 1
+    return Canvas(left, right, top + 1, bottom - 1, xlim) if right > left else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.app import SystemCommand
 from textual.screen import Screen
@@ -26,7 +26,18 @@ def palette_commands(app: RltopApp, screen: Screen) -> Iterator[SystemCommand]:
     yield SystemCommand("Screenshot", "Save an SVG of the screen (current directory, or --screenshot-dir)",
                         lambda: app.set_timer(0.1, app.save_screenshot_here))
     if screen.id == "detail":
-        yield SystemCommand("More smoothing", "Next EMA weight (s)", lambda: app.action_smoothing(1))
-        yield SystemCommand("Less smoothing", "Previous EMA weight (S)", lambda: app.action_smoothing(-1))
-        yield SystemCommand("X axis", "Step, time since start, wall time (x)", app.action_x_axis)
-        yield SystemCommand("Other runs", "This metric of the other runs too (o)", app.action_toggle_overlay)
+        detail: Any = screen
+        yield SystemCommand("More smoothing", "Next EMA weight (s)", lambda: detail.action_smoothing(1))
+        yield SystemCommand("Less smoothing", "Previous EMA weight (S)", lambda: detail.action_smoothing(-1))
+        yield SystemCommand("X axis", "Step, time since start, wall time (x)", detail.action_x_axis)
+        yield SystemCommand("Zoom", "All, last 50 %, 25 %, 10 % of the run (z)",
+                            lambda: detail.action_zoom(1))
+        yield SystemCommand("Log y", "Log scale (symlog when a value is ≤ 0) on/off (l)", detail.action_log_y)
+        yield SystemCommand("Ignore outliers", "Scale to the 1st–99th percentile on/off (i)",
+                            detail.action_outliers)
+        yield SystemCommand("Runs on the chart", "Tick the runs to overlay (o)", detail.action_pick_runs)
+        yield SystemCommand("Seed group", "Mean and band, or the runs one by one (g)", detail.action_group)
+        yield SystemCommand("Band", "Min–max or ±1 std (b)", detail.action_band)
+    elif screen.id == "dashboard":
+        yield SystemCommand("Chart grid", "Charts above the cards on large terminals, on/off (c)",
+                            app.dashboard.action_toggle_grid)

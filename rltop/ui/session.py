@@ -13,16 +13,19 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from rltop.health.band_track import BandTracker
 from rltop.health.engine import HealthEngine, RunHealth
 from rltop.health.findings import Level
 from rltop.ingest.feed import RELOADED, ChangeBatch, apply_batch
-from rltop.model.run import Run, Store
+from rltop.model.run import CONFIG_TAG, Run, Store
 from rltop.ui.header_info import HeaderInfo
 from rltop.view.fleet import OverviewRow, overview_row, state_counts, worst_run
+from rltop.view.group_view import GroupRow, GroupView, build_group_views, group_row
 from rltop.view.humanize import format_rate
 from rltop.view.metric_view import MetricView
 from rltop.view.names import store_display_names
 from rltop.view.run_view import RunView, build_run_view
+from rltop.view.seed_groups import SeedGroup, find_seed_groups
 from rltop.view.sentences import critical_sentence, freshness, step_text
 
 RATE_WINDOW = 10.0
@@ -71,6 +74,9 @@ class Session:
         self._views: dict[str, RunView] = {}
         self._display_names: dict[str, str] = {}
         self._known_runs: set[str] = set(self.store.runs)
+        self.bands = BandTracker(self.engine.rules)
+        """The rules' thresholds along each series, for the charts (computed when a chart asks)."""
+        self._groups: tuple[tuple, list[SeedGroup]] = ((), [])
         self.became_critical: list[str] = []
         """Runs that turned critical since the app last looked (announced once, then cleared)."""
         self.attention: set[str] = set()
@@ -98,6 +104,7 @@ class Session:
                 self._views.pop(gone, None)
                 self.attention.discard(gone)
                 self.engine.forget(gone)
+                self.bands.forget(gone)
         points = batch.point_count()
         self.loaded_points += points
         if not batch.initial and points:
@@ -245,11 +252,33 @@ class Session:
         """Every run's view, in name order (the runs overview and the runs list)."""
         return [self.run_view(name) for name in self.store.sorted_names()]
 
-    def overview_rows(self) -> list[OverviewRow]:
-        """The runs overview's lines, in name order."""
+    def seed_groups(self) -> list[SeedGroup]:
+        """The seed groups among the runs (found again when a run or a logged config changes)."""
+        names = self.display_names()
+        key = tuple((name, names[name], _config_text(run)) for name, run in sorted(self.store.runs.items()))
+        if self._groups[0] != key:
+            configs = {name: run.config for name, run in self.store.runs.items()}
+            self._groups = (key, find_seed_groups(configs, names))
+        return self._groups[1]
+
+    def group_views(self) -> list[GroupView]:
+        """Every seed group with its members' views and the spread of its key metrics."""
+        groups = self.seed_groups()
+        if not groups:
+            return []
+        return build_group_views(groups, {view.name: view for view in self.run_views()})
+
+    def overview_rows(self) -> list[OverviewRow | GroupRow]:
+        """The runs overview's lines, in name order; a seed group's line comes before its first run."""
         now = self.clock()
-        return [overview_row(view, view.name == self.current, view.name in self.attention, now)
-                for view in self.run_views()]
+        leading = {group.group.runs[0]: group for group in self.group_views()}
+        rows: list[OverviewRow | GroupRow] = []
+        for view in self.run_views():
+            group = leading.get(view.name)
+            if group is not None:
+                rows.append(group_row(group))
+            rows.append(overview_row(view, view.name == self.current, view.name in self.attention, now))
+        return rows
 
     def take_announcements(self) -> list[str]:
         """``✖ grpo_b is CRITICAL: non-finite values`` for each run that turned critical since the
@@ -302,6 +331,11 @@ def _verdict(health: RunHealth) -> tuple:
     """What the screen shows of a verdict (levels and finding texts, not the exact values)."""
     shown = [(f.level, f.rule, f.tag, f.message, f.advice, f.active) for f in health.findings]
     return (shown, sorted(health.tag_levels.items()))
+
+
+def _config_text(run: Run) -> str | None:
+    entries = run.texts.get(CONFIG_TAG)
+    return entries[-1].text if entries else None
 
 
 def most_recent_run(store: Store, among: list[str] | None = None) -> str | None:

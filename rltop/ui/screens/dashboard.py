@@ -2,7 +2,9 @@
 
 The app decides what to show (which run, its `RunView`, the header's text) and calls `show_run`,
 `show_overview`, `show_header` and `show_waiting`; this screen only lays things out and turns keys
-into requests. Under `NARROW_WIDTH` columns it switches to the one-line-per-metric layout.
+into requests. Under `NARROW_WIDTH` columns it switches to the one-line-per-metric layout; on large
+terminals (`rltop.ui.grid_layout`) a grid of real charts of the key values sits above the cards
+(``c`` turns it off and on).
 
 Focus is never given to the filter box by itself (it opens only on ``/``), so keys typed before
 the first run appears reach the app: ``q`` quits from the waiting screen too.
@@ -22,15 +24,19 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
+from rltop.ui.grid_layout import GRID_MIN_HEIGHT, GRID_MIN_WIDTH, alert_lines, grid_shape
 from rltop.ui.header_info import HeaderInfo
 from rltop.ui.messages import OpenDetail
+from rltop.ui.tag_filter import matches
 from rltop.ui.widgets.alert_item import AlertItem
 from rltop.ui.widgets.alert_strip import AlertStrip
+from rltop.ui.widgets.chart_grid import ChartGrid, GridPiece
 from rltop.ui.widgets.filter_bar import FilterBar
 from rltop.ui.widgets.header_bar import HeaderBar
 from rltop.ui.widgets.metric_board import MetricBoard
 from rltop.ui.widgets.runs_overview import RunsOverview
 from rltop.ui.widgets.waiting_panel import WaitingPanel
+from rltop.view.numbers import format_short
 from rltop.view.safe_text import visible
 
 if TYPE_CHECKING:  # run views hold numpy series; this screen paints before numpy is imported
@@ -57,6 +63,7 @@ class DashboardScreen(Screen):
         Binding("right_square_bracket", "app.cycle_run(1)", "Next run", show=False, key_display="]"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("a", "acknowledge", "Acknowledge", show=False),
+        Binding("c", "toggle_grid", "Charts", show=False),
     ]
 
     def __init__(self, reading: list[str] | None = None) -> None:
@@ -72,12 +79,16 @@ class DashboardScreen(Screen):
         self._automatic_focus = True
         """The focus was placed by rltop, not moved by the user: it follows what matters most."""
         self._layout_size = (0, 0)
+        self.grid_hidden = False
+        """``c`` turned the chart grid off."""
+        self._shown_view: RunView | None = None
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="header")
         yield WaitingPanel(id="waiting")
         yield RunsOverview(id="overview")
         yield AlertStrip(id="alerts")
+        yield ChartGrid(id="grid")
         yield MetricBoard(id="board")
         yield FilterBar(id="filter-bar")
         yield Footer()
@@ -93,13 +104,20 @@ class DashboardScreen(Screen):
         return self.query_one(AlertStrip)
 
     @property
+    def grid(self) -> ChartGrid:
+        """The chart grid (shown on large terminals)."""
+        return self.query_one(ChartGrid)
+
+    @property
     def overview(self) -> RunsOverview:
         """The runs overview."""
         return self.query_one(RunsOverview)
 
     def on_mount(self) -> None:
         self.query_one(FilterBar).display = False
-        self.overview.display = False
+        # A preloaded store can be shown before this screen is mounted: keep what is shown.
+        self.show_overview(self._overview_rows)
+        self.grid.display = self._shown_view is not None and self.grid.display
         self._apply_layout(self.app.size.width, self.app.size.height)
         if self._reading is not None:
             self.show_waiting(self._reading, loading=(0, 0))
@@ -135,6 +153,8 @@ class DashboardScreen(Screen):
         footer = self.query_one(Footer)
         footer.show_command_palette = not narrow
         footer.compact = narrow
+        if self._shown_view is not None:
+            self.call_later(self._show_grid)
 
     # -- what the app calls ------------------------------------------------------------------------
 
@@ -167,6 +187,7 @@ class DashboardScreen(Screen):
         self.overview.display = False
         self.alerts.display = False
         self.board.display = False
+        self.grid.display = False
 
     async def show_run(self, run: RunView, calm_text: str, focus_tag: str | None = None) -> None:
         """Show one run's alerts and cards (in place when it is the run already shown)."""
@@ -181,6 +202,8 @@ class DashboardScreen(Screen):
         keep = focus_tag if switched else None
         top_before = self._top_alert_key()
         await self.alerts.show(run.alerts, calm_text)
+        self._shown_view = run
+        await self._show_grid()
         await self.board.show(run.groups, keep)
         self._show_filter_status()
         if switched:
@@ -197,6 +220,48 @@ class DashboardScreen(Screen):
         ):
             # rltop put the cursor on the worst alert; a worse one arrived: the cursor follows it.
             self.call_after_refresh(self._initial_focus)
+
+    async def _show_grid(self) -> None:
+        """The charts of the shown run's key values, when the terminal is large enough."""
+        view = self._shown_view
+        grid = self.grid
+        width, height = self.app.size
+        from rltop.view.chart_tags import chart_tags  # the view holds numpy series: loaded by now
+
+        tags = chart_tags(view, lambda tag: matches(self.filter_pattern, tag)) if view is not None else []
+        shown = view is not None and not self.grid_hidden
+        shape = grid_shape(width, height, len(tags), self._room(view)) if shown else (0, 0, 0)
+        if view is None or shape[0] == 0:
+            grid.display = False
+            return
+        pieces = []
+        for tag in tags[: shape[0] * shape[1]]:
+            metric = view.metric(tag)
+            value = format_short(metric.stats.last) if metric.stats.count else "–"
+            pieces.append(GridPiece(tag, metric.label, value, metric.level,
+                                    self.app.grid_chart(view.name, tag)))
+        grid.display = True
+        await grid.show(pieces, shape)
+
+    def _room(self, view: RunView) -> int:
+        """Lines left below the header, the runs overview and the alerts (and above the footer)."""
+        height = self.app.size.height
+        overview = self.overview
+        used = 1 + 1 + alert_lines(height, len(view.alerts), not self.narrow)  # header, footer, alerts
+        if overview.display:
+            used += min(len(self._overview_rows), overview.max_lines)
+        if self.query_one(FilterBar).display:
+            used += 1
+        return height - used
+
+    async def action_toggle_grid(self) -> None:
+        """``c``: the chart grid off / on (large terminals only)."""
+        self.grid_hidden = not self.grid_hidden
+        await self._show_grid()
+        width, height = self.app.size
+        if grid_shape(width, height, 1)[0] == 0:
+            self.notify(f"charts need a terminal of at least {GRID_MIN_WIDTH} x {GRID_MIN_HEIGHT}",
+                        timeout=2, markup=False)
 
     def _top_alert_key(self) -> tuple[str, str] | None:
         top = next((alert for alert in self.alerts.alerts if alert.live), None)
@@ -295,6 +360,8 @@ class DashboardScreen(Screen):
         self.filter_pattern = pattern
         self.board.set_filter(pattern)
         self._show_filter_status()
+        if self._shown_view is not None:
+            self.call_later(self._show_grid)
         self.app.filter_changed(text)  # the header and the detail screen's metric order follow
 
     def _show_filter_status(self) -> None:

@@ -1,15 +1,18 @@
-"""Enter on a metric: the whole series as a chart, with what it means and what to do about it.
+"""Enter on a metric: the whole series as a chart to read values off, with what it means and what to do.
 
-Keys: ``s``/``S`` smoothing up/down (TensorBoard's debiased EMA, default 0.6), ``x`` x-axis (step,
-time since start, wall time), ``o`` other runs on/off, ``n``/``N`` (or →/←) next/previous metric,
-↑/↓ scroll the explanation, Esc back.
+Keys: ← → move the cursor point by point (Shift: 10 points; Home/End: first/last point shown; the
+mouse too), and the line under the chart reads the exact stored value of every overlaid run at the
+cursor's step. ``z``/``Z`` zoom to the last 50/25/10 % of the run and back, ``[``/``]`` zoom in/out
+around the cursor, ``l`` log y (symlog when a value is ≤ 0), ``i`` outliers in scaling on/off,
+``s``/``S`` smoothing, ``x`` x-axis (step, time since start, wall time), ``o`` the overlay
+checklist, ``g`` seed group as mean and band / separate runs, ``b`` the band (min–max, ±1 std),
+``n``/``N`` next/previous metric, ↑/↓ scroll the explanation, Esc back.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -18,22 +21,21 @@ from textual.widgets import Footer, Static
 
 from rltop.health.findings import Level
 from rltop.model.catalog import MetricInfo, describe
-from rltop.model.series import Series
-from rltop.model.stats import series_stats
-from rltop.ui.chart_options import X_LABELS
+from rltop.ui.chart_sources import ChartSources, metric_sources
 from rltop.ui.levels import LEVEL_KEYS
+from rltop.ui.screens.detail_info import detail_info
+from rltop.ui.widgets.chart_readout import ChartReadout
 from rltop.ui.widgets.detail_chart import ChartData, DetailChart
-from rltop.view.config import config_summary, config_value, headline_config
-from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES, TREND_MARKS
-from rltop.view.metric_view import series_version
+from rltop.view.chart_data import figure_range
+from rltop.view.chart_options import BAND_KINDS, SMOOTHING_STEPS, X_MODES, ZOOMS, ChartOptions
+from rltop.view.chart_readout import build_readout, nearest_point, step_point
+from rltop.view.chart_scale import x_values
+from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES
 from rltop.view.names import metric_names
-from rltop.view.numbers import format_short
 from rltop.view.safe_text import visible
 
-if TYPE_CHECKING:
-    from rltop.health.engine import RunHealth
-
-Band = tuple[float | None, float | None, float | None, float | None]
+MIN_WINDOW_POINTS = 4
+"""``[`` stops zooming in when the range would hold fewer of the shown run's points."""
 
 
 class DetailScreen(Screen):
@@ -41,12 +43,26 @@ class DetailScreen(Screen):
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
-        Binding("s", "app.smoothing(1)", "Smoothing"),
-        Binding("S", "app.smoothing(-1)", "Less smoothing", show=False),
-        Binding("x", "app.x_axis", "X axis"),
-        Binding("o", "app.toggle_overlay", "Other runs"),
-        Binding("n,right,l", "step_metric(1)", "Next", key_display="n"),
-        Binding("N,left,h", "step_metric(-1)", "Previous", show=False),
+        Binding("left", "cursor(-1)", "Cursor", key_display="←→"),
+        Binding("right", "cursor(1)", "Cursor", show=False),
+        Binding("shift+left", "cursor(-10)", show=False),
+        Binding("shift+right", "cursor(10)", show=False),
+        Binding("home", "cursor_end(-1)", show=False),
+        Binding("end", "cursor_end(1)", show=False),
+        Binding("z", "zoom(1)", "Zoom"),
+        Binding("Z", "zoom(-1)", "Zoom out", show=False),
+        Binding("left_square_bracket", "zoom_cursor(0.5)", "Zoom in", show=False, key_display="["),
+        Binding("right_square_bracket", "zoom_cursor(2)", "Zoom out", show=False, key_display="]"),
+        Binding("l", "log_y", "Log y"),
+        Binding("i", "outliers", "Outliers", show=False),
+        Binding("o", "pick_runs", "Overlay"),
+        Binding("g", "group", "Group", show=False),
+        Binding("b", "band", "Band", show=False),
+        Binding("s", "smoothing(1)", "Smoothing"),
+        Binding("S", "smoothing(-1)", "Less smoothing", show=False),
+        Binding("x", "x_axis", "X axis"),
+        Binding("n", "step_metric(1)", "Next"),
+        Binding("N", "step_metric(-1)", "Previous", show=False),
         Binding("up,k", "scroll_info(-1)", "Scroll up", show=False),
         Binding("down,j", "scroll_info(1)", "Scroll down", show=False),
         Binding("pageup", "scroll_info(-5)", show=False),
@@ -58,9 +74,13 @@ class DetailScreen(Screen):
         super().__init__(id="detail")
         self.run_name = run
         self.tag = tag
+        self.cursor_x: float | None = None
+        """Where the cursor is (None: on the newest point shown, following the run as it grows)."""
+        self.sources: ChartSources | None = None
         # Kept as attributes: they can be filled before every nested widget is mounted.
         self._title = Static(id="detail-title")
         self._chart = DetailChart(id="chart")
+        self._readout = ChartReadout(id="detail-readout")
         self._info = Static(id="detail-info")
         # Not focusable: every key belongs to the screen (arrows would scroll sideways otherwise).
         self._info_scroll = VerticalScroll(self._info, id="detail-info-scroll", can_focus=False)
@@ -70,9 +90,20 @@ class DetailScreen(Screen):
         """The chart widget."""
         return self._chart
 
+    @property
+    def readout(self) -> ChartReadout:
+        """The line under the chart."""
+        return self._readout
+
+    @property
+    def options(self) -> ChartOptions:
+        """The app's chart settings (shared by every detail screen and the grid)."""
+        return self.app.chart_options
+
     def compose(self) -> ComposeResult:
         yield self._title
         yield self._chart
+        yield self._readout
         yield self._info_scroll
         yield Footer()
 
@@ -85,7 +116,11 @@ class DetailScreen(Screen):
     def show_tag(self, run: str, tag: str) -> None:
         """Switch to another tag (or run) on the same screen."""
         self.run_name, self.tag = run, tag
+        self.cursor_x = None
+        self.options.window = None
         self.refresh_view()
+
+    # -- keys ----------------------------------------------------------------------------------------
 
     def action_scroll_info(self, lines: int) -> None:
         """Arrows/j/k scroll the explanation below the chart."""
@@ -99,32 +134,201 @@ class DetailScreen(Screen):
         index = tags.index(self.tag) + direction if self.tag in tags else 0
         self.show_tag(self.run_name, tags[index % len(tags)])
 
+    def action_smoothing(self, direction: int) -> None:
+        """``s``/``S``: next/previous smoothing weight."""
+        steps = list(SMOOTHING_STEPS)
+        index = min(range(len(steps)), key=lambda i: abs(steps[i] - self.options.smoothing))
+        self.options.smoothing = steps[(index + direction) % len(steps)]
+        self.refresh_view()
+
+    def action_x_axis(self) -> None:
+        """``x``: step -> time since start -> wall time (runs aligned by step or by relative time)."""
+        options = self.options
+        options.x_mode = X_MODES[(X_MODES.index(options.x_mode) + 1) % len(X_MODES)]
+        options.window = None
+        self.cursor_x = None
+        self.refresh_view()
+
+    def action_log_y(self) -> None:
+        """``l``: log y (symlog when a value is ≤ 0) on/off."""
+        self.options.log_y = not self.options.log_y
+        self.refresh_view()
+
+    def action_outliers(self) -> None:
+        """``i``: ignore outliers in scaling (1st–99th percentile) on/off."""
+        self.options.ignore_outliers = not self.options.ignore_outliers
+        self.refresh_view()
+
+    def action_group(self) -> None:
+        """``g``: a seed group as mean and band, or its runs one by one."""
+        self.options.group = not self.options.group
+        self.refresh_view()
+
+    def action_band(self) -> None:
+        """``b``: the group's band from its lowest to its highest run, or its mean ± 1 std."""
+        self.options.band = BAND_KINDS[(BAND_KINDS.index(self.options.band) + 1) % len(BAND_KINDS)]
+        self.refresh_view()
+
+    def action_zoom(self, direction: int) -> None:
+        """``z``/``Z``: all -> last 50 % -> 25 % -> 10 % (and back)."""
+        options = self.options
+        index = ZOOMS.index(options.zoom) if options.window is None and options.zoom in ZOOMS else 0
+        options.zoom = ZOOMS[(index + direction) % len(ZOOMS)]
+        options.window = None
+        self.refresh_view()
+
+    def action_zoom_cursor(self, factor: float) -> None:
+        """``[``/``]``: half / twice the x range, centred on the cursor."""
+        sources, options = self.sources, self.options
+        if sources is None:
+            return
+        overlays = self._overlays(sources)
+        shown = figure_range(overlays, options)
+        full = figure_range(overlays, ChartOptions(x_mode=options.x_mode))
+        index = self._cursor_index()
+        if shown is None or full is None or index is None:
+            return
+        centre = float(x_values(sources.main.series, options.x_mode)[index])
+        width = (shown[1] - shown[0]) * factor
+        if width >= full[1] - full[0]:
+            options.window, options.zoom = None, None
+        else:
+            low = min(max(full[0], centre - width / 2), full[1] - width)
+            xs = x_values(sources.main.series, options.x_mode)
+            inside = ((xs >= low) & (xs <= low + width)).sum()
+            if factor < 1 and inside < MIN_WINDOW_POINTS:
+                return
+            options.window, options.zoom = (low, low + width), None
+        self.cursor_x = centre
+        self.refresh_view()
+
+    def action_cursor(self, points: int) -> None:
+        """← → (Shift: 10 points): move the cursor along the shown run's points."""
+        index = self._cursor_index()
+        if index is None:
+            return
+        mode = self.options.x_mode
+        shown = figure_range(self._overlays(self.sources), self.options)
+        low, high = shown if shown is not None else (float("-inf"), float("inf"))
+        for _ in range(abs(points)):
+            index = step_point(self.sources.main.series, mode, index, 1 if points > 0 else -1, low, high)
+        self._place_cursor(index)
+
+    def action_cursor_end(self, direction: int) -> None:
+        """Home/End: the first/last point shown."""
+        sources = self.sources
+        shown = figure_range(self._overlays(sources), self.options) if sources is not None else None
+        if shown is None:
+            return
+        edge = shown[0] if direction < 0 else shown[1]
+        index = nearest_point(sources.main.series, self.options.x_mode, edge)
+        if index is not None:
+            self._place_cursor(index)
+
+    def action_pick_runs(self) -> None:
+        """``o``: the checklist of the runs to overlay."""
+        from rltop.ui.screens.overlay_picker import OverlayPicker
+
+        sources = self.sources
+        if sources is None or not sources.candidates:
+            self.notify("no other run logs this metric", timeout=2, markup=False)
+            return
+
+        def chosen(hidden: set[str] | None) -> None:
+            if hidden is not None:
+                self.options.hidden_runs = hidden
+                self.refresh_view()
+
+        label = self.app.session.display_name(self.run_name)
+        self.app.push_screen(OverlayPicker(label, sources.candidates, set(self.options.hidden_runs)), chosen)
+
+    @on(DetailChart.Pointed)
+    def _pointed(self, event: DetailChart.Pointed) -> None:
+        event.stop()
+        if self.sources is not None:
+            index = nearest_point(self.sources.main.series, self.options.x_mode, event.x)
+            if index is not None:
+                self._place_cursor(index)
+
+    # -- cursor ----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _overlays(sources: ChartSources | None) -> list:
+        if sources is None:
+            return []
+        return [sources.main, *sources.others, *(sources.members or [])]
+
+    def _cursor_index(self) -> int | None:
+        """The shown run's point under the cursor, kept inside the range shown."""
+        sources = self.sources
+        if sources is None or not len(sources.main.series):
+            return None
+        mode = self.options.x_mode
+        shown = figure_range(self._overlays(sources), self.options)
+        if shown is None:
+            return None
+        x = shown[1] if self.cursor_x is None else min(max(self.cursor_x, shown[0]), shown[1])
+        index = nearest_point(sources.main.series, mode, x)
+        if index is not None:
+            point = float(x_values(sources.main.series, mode)[index])
+            if not shown[0] <= point <= shown[1]:  # the nearest point lies outside: the edge one
+                index = nearest_point(sources.main.series, mode, shown[0] if point < shown[0] else shown[1])
+        return index
+
+    def _place_cursor(self, index: int) -> None:
+        series = self.sources.main.series
+        xs = x_values(series, self.options.x_mode)
+        # The newest point keeps "following": new points move the cursor along.
+        self.cursor_x = None if index == len(series) - 1 else float(xs[index])
+        self._show_cursor()
+
+    def _show_cursor(self) -> None:
+        sources = self.sources
+        index = self._cursor_index()
+        if sources is None or index is None:
+            self._chart.set_cursor(None)
+            self._readout.show(None, {}, self.options.x_mode)
+            return
+        mode = self.options.x_mode
+        self._chart.set_cursor(float(x_values(sources.main.series, mode)[index]))
+        main = sources.main
+        drawn = [*(sources.members or [])[1:], *sources.others]
+        readout = build_readout((main.run, main.label, main.series, main.color if not sources.members else
+                                 "member"), [(o.run, o.label, o.series, o.color) for o in drawn], mode, index)
+        group = {member.run for member in sources.members} if sources.members else None
+        self._readout.show(readout, self._chart.palette(), mode, group)
+
+    # -- drawing ---------------------------------------------------------------------------------------
+
     def refresh_view(self) -> None:
         """Redraw from the app's current store, health and chart settings."""
         app = self.app
         run = app.store.runs.get(self.run_name)
-        series = run.series.get(self.tag) if run is not None else None
         health = app.health.get(self.run_name)
         level = Level(health.tag_levels.get(self.tag, Level.OK)) if health is not None else Level.OK
         info = describe(self.tag)
         label = metric_names(run.series).get(self.tag, self.tag) if run is not None else self.tag
         self._show_title(info, label, level)
-        others = []
-        if app.overlay_runs and series is not None:
-            for name in app.store.sorted_names():
-                other = app.store.runs[name].series.get(self.tag)
-                if name != self.run_name and other is not None and len(other):
-                    others.append((app.session.display_name(name), other))
-        band = health.band(self.tag) if health is not None else (None, None, None, None)
-        version = (
-            self.run_name, self.tag, series_version(series) if series is not None else None,
-            tuple((name, series_version(s)) for name, s in others), band, app.smoothing, app.x_mode,
-        )
-        self._chart.show(ChartData(
-            series=series, others=others, band=band, weight=app.smoothing, x_mode=app.x_mode,
-            run_label=app.session.display_name(self.run_name), version=version,
-        ))
-        self._show_info(series, health, info, band, len(others), run.config if run is not None else None)
+        options = self.options
+        sources = metric_sources(app.session, self.run_name, self.tag, options)
+        self.sources = sources
+        if sources is None:
+            self._chart.show(ChartData(version=("none", self.run_name, self.tag)))
+        else:
+            self._chart.show(ChartData(
+                main=sources.main, others=sources.others, members=sources.members, band=sources.band,
+                spans=sources.spans, options=options, legend=bool(sources.others or sources.members),
+                version=(self.run_name, self.tag, sources.version(), options.key()),
+            ))
+        self._show_cursor()
+        series = sources.main.series if sources is not None else None
+        config = run.config if run is not None else None
+        self.call_after_refresh(self._show_info, series, health, info, config)
+
+    def _show_info(self, series, health, info: MetricInfo, config: dict | None) -> None:
+        # After the chart's next paint: the caption says what the figure clipped and how it scaled.
+        self._info.update(detail_info(self.get_component_rich_style, series, health, self.tag, info,
+                                      self.options, self.sources, self._chart.figure, config))
 
     def _show_title(self, info: MetricInfo, label: str, level: Level) -> None:
         style = self.get_component_rich_style(f"detail--{LEVEL_KEYS[level]}")
@@ -136,83 +340,3 @@ class DetailScreen(Screen):
         title.append(f"  {visible(self.app.session.display_name(self.run_name))}",
                      style=self.get_component_rich_style("detail--dim"))
         self._title.update(title)
-
-    def _show_info(
-        self,
-        series: Series | None,
-        health: RunHealth | None,
-        info: MetricInfo,
-        band: Band,
-        other_count: int,
-        config: dict | None,
-    ) -> None:
-        app = self.app
-        dim = self.get_component_rich_style("detail--dim")
-        label = self.get_component_rich_style("detail--label")
-        text = Text()
-        if series is not None and len(series):
-            stats = series_stats(series)
-            text.append("last ", style=label)
-            text.append(f"{format_short(stats.last)} {TREND_MARKS.get(stats.trend, '')}  ")
-            shown = (("min", stats.min), ("max", stats.max), ("mean last 10%", stats.mean_last_10pct))
-            for name, value in shown:
-                text.append(f"{name} ", style=label)
-                text.append(f"{format_short(value)}  ")
-            text.append("points ", style=label)
-            text.append(f"{stats.count} (steps {stats.first_step}–{stats.last_step})")
-            if stats.non_finite:
-                crit = self.get_component_rich_style("detail--crit")
-                text.append(f"  ×{stats.non_finite} non-finite", style=crit)
-            text.append("\n")
-        text.append(f"smoothing {app.smoothing:g}  ·  x: {X_LABELS[app.x_mode]}", style=dim)
-        if other_count:
-            text.append(f"  ·  {other_count} other run(s) overlaid", style=dim)
-        bounds = _band_text(band)
-        if bounds:
-            text.append(f"  ·  thresholds: {bounds}", style=dim)
-        text.append("\n")
-        findings = health.findings_for(self.tag) if health is not None else []
-        for finding in findings:
-            finding_level = Level(finding.level)
-            if finding_level == Level.OK:
-                continue
-            text.append(f"\n{LEVEL_ICONS[finding_level]} {LEVEL_NAMES[finding_level]} ",
-                        style=self.get_component_rich_style(f"detail--{LEVEL_KEYS[finding_level]}"))
-            text.append(visible(finding.message))
-            if finding.advice:
-                text.append("\n  → " + visible(finding.advice), style=dim)
-        settings = _headline_config(config)
-        if settings:
-            text.append("\n\nRun config: ", style=label)
-            text.append(settings)
-        if info.meaning:
-            text.append("\n\nWhat it is: ", style=label)
-            text.append(visible(info.meaning))
-        if info.advice:
-            text.append("\nWhat to try: ", style=label)
-            text.append(visible(info.advice))
-        self._info.update(text)
-
-
-def _headline_config(config: dict | None) -> str:
-    """``learning_rate 0.01 · num_ppo_epochs 16 …``: the settings the advice refers to."""
-    settings = headline_config(config_summary(config))
-    return "  ·  ".join(f"{key} {config_value(value)}" for key, value in settings.items())
-
-
-def _band_text(band: Band) -> str:
-    warn_low, warn_high, crit_low, crit_high = band
-    parts = []
-    if warn_low is not None or warn_high is not None:
-        parts.append("warn " + _range(warn_low, warn_high))
-    if crit_low is not None or crit_high is not None:
-        parts.append("critical " + _range(crit_low, crit_high))
-    return ", ".join(parts)
-
-
-def _range(low: float | None, high: float | None) -> str:
-    if low is not None and high is not None:
-        return f"< {format_short(low)} or > {format_short(high)}"
-    if low is not None:
-        return f"< {format_short(low)}"
-    return f"> {format_short(high)}"

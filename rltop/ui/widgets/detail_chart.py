@@ -1,53 +1,80 @@
-"""The plotext chart of the detail screen; colours come from the theme (component classes)."""
+"""A plotext chart of one metric: the detail screen's, and (subclassed) each chart of the dashboard grid.
+
+The widget draws a `ChartData` (the runs to overlay, the band along the series, the options) as a
+`rltop.view.chart_data.Figure` for its size; colours come from the theme (component classes). The
+picture is cached per data version, size and theme: nothing is rebuilt while nothing changes. A
+cursor (the detail screen's) is a highlighted column over the cached picture, so moving it costs
+no redraw. A click or the mouse moving over the plot is turned into an x value (`Pointed`), as
+TensorBoard's hover readout follows the mouse.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rich.style import Style
 from rich.text import Text
+from textual import events
+from textual.message import Message
 from textual.widget import Widget
 
+from rltop.health.band_track import BandTrack
 from rltop.model.series import Series
-from rltop.ui.chart import RGB, ChartSpec, band_lines, render_chart, series_lines, time_ticks
-from rltop.view.safe_text import visible
-from rltop.view.text_fit import fit_path
+from rltop.ui.chart import RGB, Canvas, band_cells, render_figure
+from rltop.view.chart_data import Figure, Overlay, build_figure
+from rltop.view.chart_options import ChartOptions
 
 OTHER_RUN_CLASSES = tuple(f"detail-chart--other-{i}" for i in range(1, 8))
 """Colours of the other runs overlaid: with this run's own, 8 runs are told apart."""
-LEGEND_WIDTH = 28
-"""Longest run name in the chart's legend (longer ones are shortened, leading parts first)."""
+PALETTE_SLOTS = ("raw", "smooth", "warn", "crit", "axes", "band", "member",
+                 *(f"other-{i}" for i in range(1, 8)))  # fmt: skip
 
 
 @dataclass
 class ChartData:
-    """Everything the chart draws; a new object (or a new version) means redraw."""
+    """Everything a chart draws; a new object (or a new version) means redraw."""
 
-    series: Series | None = None
-    others: list[tuple[str, Series]] = field(default_factory=list)
-    """(display name, series) of the other runs' same tag."""
-    band: tuple[float | None, float | None, float | None, float | None] = (None, None, None, None)
-    weight: float = 0.6
-    x_mode: str = "step"
-    run_label: str = ""
-    """This run's display name (the legend uses the names of the header and the overview)."""
+    main: Overlay | None = None
+    others: list[Overlay] = field(default_factory=list)
+    """The other runs' same tag, each with its colour slot."""
+    members: list[Overlay] | None = None
+    """The seed group drawn as mean and band (the shown run among them), or None."""
+    band: BandTrack | None = None
+    spans: list[tuple[int, int, str]] = field(default_factory=list)
+    options: ChartOptions = field(default_factory=ChartOptions)
+    legend: bool = False
     version: tuple = ()
+
+    @property
+    def series(self) -> Series | None:
+        """The shown run's series."""
+        return self.main.series if self.main is not None else None
 
 
 class DetailChart(Widget):
     """Renders `ChartData` for the widget's size; rebuilt only when data, size or theme change."""
 
     COMPONENT_CLASSES = {
-        "detail-chart--raw",
-        "detail-chart--smooth",
-        "detail-chart--warn",
-        "detail-chart--crit",
-        "detail-chart--axes",
+        "detail-chart--raw", "detail-chart--smooth", "detail-chart--warn", "detail-chart--crit",
+        "detail-chart--axes", "detail-chart--band", "detail-chart--member", "detail-chart--cursor",
         *OTHER_RUN_CLASSES,
-    }
+    }  # fmt: skip
+    TICKS = (6, 5)
+    """About how many (x, y) ticks per axis; the grid's small charts ask for fewer."""
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
+    class Pointed(Message):
+        """The mouse clicked or moved over the plot at ``x``."""
+
+        def __init__(self, x: float) -> None:
+            super().__init__()
+            self.x = x
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
         self.data = ChartData()
+        self.cursor_x: float | None = None
+        self.figure: Figure | None = None
+        self.canvas: Canvas | None = None
         self._cache: tuple[tuple, Text] | None = None
 
     def show(self, data: ChartData) -> None:
@@ -55,6 +82,16 @@ class DetailChart(Widget):
         if data.version != self.data.version:
             self.data = data
             self.refresh()
+
+    def set_cursor(self, x: float | None) -> None:
+        """Highlight the column of ``x`` (None: no cursor)."""
+        if x != self.cursor_x:
+            self.cursor_x = x
+            self.refresh()
+
+    def palette(self) -> dict[str, RGB]:
+        """Colour slot -> RGB from the theme."""
+        return {slot: self._rgb(f"detail-chart--{slot}") for slot in PALETTE_SLOTS}
 
     def _rgb(self, component: str) -> RGB:
         color = self.get_component_rich_style(component).color
@@ -64,35 +101,67 @@ class DetailChart(Widget):
         return (triplet.red, triplet.green, triplet.blue)
 
     def render(self) -> Text:
-        """The chart as text (cached per data version, size and theme)."""
+        """The chart as text (cached per data version, size and theme), with the cursor column."""
         width, height = self.content_size.width, self.content_size.height
-        data = self.data
-        key = (data.version, width, height, self.app.theme, self.app.no_color)
-        if self._cache is not None and self._cache[0] == key:
-            return self._cache[1]
-        text = self._build(width, height)
-        self._cache = (key, text)
-        return text
+        key = (self.data.version, width, height, self.app.theme, self.app.no_color)
+        if self._cache is None or self._cache[0] != key:
+            self._cache = (key, self._build(width, height))
+        text = self._cache[1]
+        if self.cursor_x is None or self.canvas is None:
+            return text
+        return self._with_cursor(text, self.canvas.column(self.cursor_x))
 
     def _build(self, width: int, height: int) -> Text:
         data = self.data
-        if data.series is None or not len(data.series):
+        self.figure, self.canvas = None, None
+        if data.main is None or not len(data.main.series):
             return Text("no points yet", style=self.get_component_rich_style("detail-chart--axes"))
         columns = max(10, 2 * width)  # braille: two dots per cell
-        lines = []
-        for index, (name, series) in enumerate(data.others):
-            color = self._rgb(OTHER_RUN_CLASSES[index % len(OTHER_RUN_CLASSES)])
-            label = fit_path(visible(name), LEGEND_WIDTH)
-            lines += series_lines(series, data.weight, data.x_mode, columns, None, color, label)
-        own_label = fit_path(visible(data.run_label), LEGEND_WIDTH) if data.others else None
-        own = series_lines(data.series, data.weight, data.x_mode, columns, self._rgb("detail-chart--raw"),
-                           self._rgb("detail-chart--smooth"), own_label)
-        lines = [*own[:-1], *lines, own[-1]]  # raw below everything, this run's curve on top
-        spec = ChartSpec(lines=lines, x_mode=data.x_mode)
-        warn, crit = self._rgb("detail-chart--warn"), self._rgb("detail-chart--crit")
-        spec.hlines = band_lines(data.band, lines, warn, crit)
-        spec.x_ticks = time_ticks(lines, data.x_mode)
-        ansi = render_chart(spec, width, height, self._rgb("detail-chart--axes"), legend=bool(data.others))
+        figure = build_figure(data.main, data.others, data.options, columns, data.band, data.spans,
+                              data.members, self.TICKS)
+        ansi, canvas = render_figure(figure, width, height, self.palette(), data.legend)
+        self.figure, self.canvas = figure, canvas
         # NO_COLOR needs nothing here: Textual's monochrome filter applies to the whole screen.
-        return Text.from_ansi(ansi, no_wrap=True)
+        text = Text.from_ansi(ansi, no_wrap=True)
+        if canvas is None or not figure.areas:
+            return text
+        band = Style(bgcolor=self.get_component_rich_style("detail-chart--band").color)
+        lines = text.split("\n", allow_blank=True)
+        for row, start, end in band_cells(figure, canvas):
+            if row < len(lines):
+                lines[row].stylize(band, start, end)
+        return self._joined(lines)
 
+    @staticmethod
+    def _joined(lines: list[Text]) -> Text:
+        joined = Text("\n").join(lines)
+        joined.no_wrap = True
+        return joined
+
+    def _with_cursor(self, text: Text, column: int) -> Text:
+        canvas = self.canvas
+        assert canvas is not None
+        style = self.get_component_rich_style("detail-chart--cursor") or Style(reverse=True)
+        lines = text.split("\n", allow_blank=True)
+        for row in range(canvas.top, min(canvas.bottom, len(lines) - 1) + 1):
+            lines[row].stylize(style, column, column + 1)
+        return self._joined(lines)
+
+    def _plot_x(self, event: events.MouseEvent) -> float | None:
+        """The x value under the mouse, or None outside the plot area."""
+        offset = event.get_content_offset(self)
+        canvas = self.canvas
+        if offset is None or canvas is None or not canvas.top <= offset.y <= canvas.bottom:
+            return None
+        return canvas.x_at(offset.x)
+
+    def on_click(self, event: events.Click) -> None:
+        self._point(event)
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        self._point(event)
+
+    def _point(self, event: events.MouseEvent) -> None:
+        x = self._plot_x(event)
+        if x is not None:
+            self.post_message(self.Pointed(x))

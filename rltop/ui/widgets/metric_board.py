@@ -1,6 +1,8 @@
 """The scrollable board of metric cards, grouped as the catalogue groups them.
 
-It owns the layout decisions that depend on its width: how many card columns, the one-line form
+It owns the layout decisions that depend on its width: how many card columns (a group with fewer
+cards than fit in a row spreads them over the whole width, rows balanced, so a wide terminal
+shows wider cards rather than blank columns), the one-line form
 under the narrow threshold with one name column shared by every line, and the labels the cards
 show there (`rltop.view.names.metric_labels`: shortened from the shared parts inward, distinct; a
 label that cannot fit without cutting a word, such as a reward function's name, gets a line of its
@@ -37,6 +39,15 @@ NAME_SHARE = 0.62
 """Part of a narrow line (after the fixed columns) the name column may take by default."""
 MIN_SPARK = 5
 """Narrowest sparkline a narrow line keeps when the name column widens for a name."""
+
+
+def group_columns(columns: int, cards: int) -> int:
+    """Columns for a group of ``cards`` when ``columns`` fit: rows balanced, no column left blank
+    (3 cards where 6 fit: 3 wide ones; 7 cards: 4 + 3)."""
+    if cards <= 0:
+        return max(1, columns)
+    rows = -(-cards // max(1, columns))
+    return max(1, -(-cards // rows))
 
 
 class MetricBoard(VerticalScroll, can_focus=False):
@@ -149,6 +160,7 @@ class MetricBoard(VerticalScroll, can_focus=False):
                 card.display = keep
                 visible_here += keep
             group.display = visible_here > 0
+            group.set_columns(group_columns(self.columns, visible_here))
             shown += visible_here
         if focus_lost:
             self.focus_first()
@@ -167,7 +179,7 @@ class MetricBoard(VerticalScroll, can_focus=False):
         cards = self.cards
         labels = self._labels([card.model for card in cards])
         for group in self.groups:
-            group.set_columns(self.columns)
+            group.set_columns(group_columns(self.columns, sum(card.display for card in group.cards)))
         for card in cards:
             label = labels.get(card.tag, card.model.label)
             card.set_compact(self.compact, self.name_width, label)
@@ -179,6 +191,7 @@ class MetricBoard(VerticalScroll, can_focus=False):
         width = self.width or self.size.width or self.app.size.width
         names = [model.name for model in models]
         if not self.compact:
+            # The narrowest card (the widest groups' columns) decides: labels stay alike across groups.
             card_width = (width - 2 - (self.columns - 1)) // self.columns
             labels = metric_labels(names, max(4, card_width - CARD_TITLE_MARGIN))
         else:
@@ -227,7 +240,8 @@ class MetricBoard(VerticalScroll, can_focus=False):
             if not group.display:
                 continue
             cards = [card for card in group.cards if card.display]
-            rows = [cards[i : i + self.columns] for i in range(0, len(cards), self.columns)]
+            columns = group_columns(self.columns, len(cards))
+            rows = [cards[i : i + columns] for i in range(0, len(cards), columns)]
             if rows:
                 result.append(rows)
         return result

@@ -11,7 +11,9 @@ Narrow (one line per run, the columns that fit; a value only with its name)::
      ● grpo_healthy 200 4 s
 
 The selected run is marked ``▶``; a run that turned critical since it was last shown is
-highlighted until it is. Click a line to show that run. Columns are padded in terminal cells, so a
+highlighted until it is. Click a line to show that run. A seed group gets a line of its own above
+its runs: its worst level, how many runs, and the spread of its key values (``reward 0.41 ± 0.05``);
+a click on it shows its worst run. Columns are padded in terminal cells, so a
 CJK or emoji name never shifts them, and a long name is shortened to its share of the width.
 """
 
@@ -32,6 +34,9 @@ from rltop.view.text_fit import fit_path
 
 if TYPE_CHECKING:  # the rows are built by the session, after numpy is loaded
     from rltop.view.fleet import OverviewRow
+    from rltop.view.group_view import GroupRow
+
+    Row = OverviewRow | GroupRow
 
 NAME_SHARE = 0.4
 """At most this part of the width goes to the run names (the facts and values need the rest)."""
@@ -60,11 +65,11 @@ class RunsOverview(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.rows: list[OverviewRow] = []
+        self.rows: list[Row] = []
         self.max_lines = 4
         self._first = 0
 
-    def show(self, rows: list[OverviewRow]) -> None:
+    def show(self, rows: list[Row]) -> None:
         """Show these lines (`rltop.view.fleet.overview_rows`); repaints only when one changed."""
         if rows != self.rows:
             resized = len(rows) != len(self.rows)
@@ -116,7 +121,7 @@ class RunsOverview(Widget):
         text.overflow = "crop"
         return text
 
-    def _line(self, row: OverviewRow, width: int, narrow: bool, name_width: int, step_width: int,
+    def _line(self, row: Row, width: int, narrow: bool, name_width: int, step_width: int,
               age_width: int) -> Text:
         style = self.get_component_rich_style
         level_style = style(f"runs-overview--{LEVEL_KEYS[row.level]}") if row.level is not None else style(
@@ -133,8 +138,11 @@ class RunsOverview(Widget):
         line.append(" ")
         line.append(pad_cells(_step(row, narrow), step_width, "right"))
         line.append("  " if not narrow else " ")
-        age_style = style("runs-overview--stale") if row.stale else (
-            style("runs-overview--dim") if row.muted_age else Style())
+        if _is_group(row):
+            age_style = style("runs-overview--dim")
+        else:
+            age_style = style("runs-overview--stale") if row.stale else (
+                style("runs-overview--dim") if row.muted_age else Style())
         line.append(pad_cells(_age(row, narrow), age_width), style=age_style)
         for label, value in row.values:  # a value without its name would say nothing: both or none
             if line.cell_len + 2 + cell_len(label) + 1 + cell_len(value) > width:
@@ -153,9 +161,17 @@ class RunsOverview(Widget):
             self.post_message(self.Chosen(self.rows[index].name))
 
 
-def _step(row: OverviewRow, narrow: bool) -> str:
+def _is_group(row: Row) -> bool:
+    return not hasattr(row, "step")
+
+
+def _step(row: Row, narrow: bool) -> str:
+    if _is_group(row):
+        return f"×{row.size}" if narrow else f"{row.size} runs"
     return row.step.removeprefix("step ") if narrow else row.step
 
 
-def _age(row: OverviewRow, narrow: bool) -> str:
+def _age(row: Row, narrow: bool) -> str:
+    if _is_group(row):
+        return "seeds" if narrow else "seed group"
     return row.short_age if narrow else row.age

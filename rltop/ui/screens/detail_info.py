@@ -1,0 +1,127 @@
+"""The text under the detail chart: statistics, how the chart is drawn, findings, config, meaning."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from rich.style import Style
+from rich.text import Text
+
+from rltop.health.findings import Level
+from rltop.model.catalog import MetricInfo
+from rltop.model.series import Series
+from rltop.model.stats import series_stats
+from rltop.ui.levels import LEVEL_KEYS
+from rltop.view.chart_data import Figure
+from rltop.view.chart_options import BAND_LABELS, X_LABELS, ChartOptions
+from rltop.view.chart_scale import x_ticks
+from rltop.view.config import config_summary, config_value, headline_config
+from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES, TREND_MARKS
+from rltop.view.numbers import format_short
+from rltop.view.safe_text import visible
+
+if TYPE_CHECKING:
+    from rltop.health.engine import RunHealth
+    from rltop.ui.chart_sources import ChartSources
+
+Band = tuple[float | None, float | None, float | None, float | None]
+StyleOf = Callable[[str], Style]
+
+
+def detail_info(style: StyleOf, series: Series | None, health: RunHealth | None, tag: str, info: MetricInfo,
+                options: ChartOptions, sources: ChartSources | None, figure: Figure | None,
+                config: dict | None) -> Text:
+    """Everything below the chart, as one text (``style``: the screen's component styles)."""
+    dim, label = style("detail--dim"), style("detail--label")
+    text = Text()
+    if series is not None and len(series):
+        stats = series_stats(series)
+        text.append("last ", style=label)
+        text.append(f"{format_short(stats.last)} {TREND_MARKS.get(stats.trend, '')}  ")
+        for name, value in (("min", stats.min), ("max", stats.max), ("mean last 10%", stats.mean_last_10pct)):
+            text.append(f"{name} ", style=label)
+            text.append(f"{format_short(value)}  ")
+        text.append("points ", style=label)
+        text.append(f"{stats.count} (steps {stats.first_step}–{stats.last_step})")
+        if stats.non_finite:
+            text.append(f"  ×{stats.non_finite} non-finite (marked × ∞ at their steps)",
+                        style=style("detail--crit"))
+        text.append("\n")
+    text.append(chart_caption(options, sources, figure), style=dim)
+    band = health.band(tag) if health is not None else (None, None, None, None)
+    bounds = band_text(band)
+    if bounds:
+        text.append(f"  ·  thresholds: {bounds}", style=dim)
+    text.append("\n")
+    for finding in health.findings_for(tag) if health is not None else []:
+        level = Level(finding.level)
+        if level == Level.OK:
+            continue
+        badge = style(f"detail--{LEVEL_KEYS[level]}")
+        text.append(f"\n{LEVEL_ICONS[level]} {LEVEL_NAMES[level]} ", style=badge)
+        text.append(visible(finding.message))
+        if finding.advice:
+            text.append("\n  → " + visible(finding.advice), style=dim)
+    settings = "  ·  ".join(f"{key} {config_value(value)}"
+                            for key, value in headline_config(config_summary(config)).items())
+    if settings:
+        text.append("\n\nRun config: ", style=label)
+        text.append(settings)
+    if info.meaning:
+        text.append("\n\nWhat it is: ", style=label)
+        text.append(visible(info.meaning))
+    if info.advice:
+        text.append("\nWhat to try: ", style=label)
+        text.append(visible(info.advice))
+    return text
+
+
+def chart_caption(options: ChartOptions, sources: ChartSources | None, figure: Figure | None) -> str:
+    """``smoothing 0.6 · x: step · last 25 % · log y · 3 points clipped (i: all) · 2 other runs``."""
+    parts = [f"smoothing {options.smoothing:g}", f"x: {X_LABELS[options.x_mode]}"]
+    if figure is not None:
+        if options.window is not None or options.zoom:
+            share = f" (last {options.zoom:.0%})" if options.zoom and options.window is None else ""
+            low, high = _x_text(figure.xlim[0], options), _x_text(figure.xlim[1], options)
+            parts.append(f"showing {low}–{high}{share}")
+        if figure.scale.note:
+            parts.append(figure.scale.note)
+        if figure.clipped:
+            parts.append(f"{figure.clipped} outlier point(s) at the edge ↑↓ (i: scale to all)")
+        elif not options.ignore_outliers:
+            parts.append("scaled to every point (i: ignore outliers)")
+    if sources is not None:
+        if sources.members:
+            parts.append(f"seed group {visible(sources.group.name) if sources.group else ''}: mean of "
+                         f"{len(sources.members)} runs, band {BAND_LABELS[options.band]} (g: runs, b: band)")
+        if sources.others:
+            parts.append(f"{len(sources.others)} other run(s) overlaid (o: pick)")
+        elif sources.candidates and not sources.members:
+            parts.append("other runs hidden (o: pick)")
+    return "  ·  ".join(parts)
+
+
+def _x_text(x: float, options: ChartOptions) -> str:
+    if options.x_mode == "step":
+        return str(int(round(x)))
+    return x_ticks(x, x, options.x_mode, 1)[1][0]
+
+
+def band_text(band: Band) -> str:
+    """``warn < 0.9 or > 1.1, critical > 2``: a band in words."""
+    warn_low, warn_high, crit_low, crit_high = band
+    parts = []
+    if warn_low is not None or warn_high is not None:
+        parts.append("warn " + _range(warn_low, warn_high))
+    if crit_low is not None or crit_high is not None:
+        parts.append("critical " + _range(crit_low, crit_high))
+    return ", ".join(parts)
+
+
+def _range(low: float | None, high: float | None) -> str:
+    if low is not None and high is not None:
+        return f"< {format_short(low)} or > {format_short(high)}"
+    if low is not None:
+        return f"< {format_short(low)}"
+    return f"> {format_short(high)}"

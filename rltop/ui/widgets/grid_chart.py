@@ -1,0 +1,39 @@
+"""One chart of the dashboard's grid: the detail screen's chart, smaller, in a card's border.
+
+Its border says the metric and its last value; the border colour and subtitle its level, as a
+card's do. A click opens the metric's detail screen.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import events
+
+from rltop.ui.levels import LEVEL_CLASSES
+from rltop.ui.messages import OpenDetail
+from rltop.ui.widgets.detail_chart import DetailChart
+from rltop.view.marks import LEVEL_NAMES
+
+
+class GridChart(DetailChart):
+    """A bordered chart of one metric of the shown run."""
+
+    TICKS = (4, 3)
+
+    def __init__(self, tag: str) -> None:
+        super().__init__(classes="grid-chart")
+        self.tag = tag
+
+    def set_title(self, label: str, value: str, level: int) -> None:
+        """The border's texts and the level's colour."""
+        self.border_title = Text.assemble(label, "  ", (value, "bold"))
+        self.border_subtitle = Text(LEVEL_NAMES[level]) if level > 0 else None
+        for key, css in LEVEL_CLASSES.items():
+            self.set_class(key == level, css)
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.post_message(OpenDetail(self.tag))
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        return  # no cursor on the grid's charts
