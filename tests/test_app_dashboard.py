@@ -220,8 +220,8 @@ async def test_keys_help_theme_pause_and_command_palette_actions():
     async with app.run_test(size=(100, 30)) as pilot:
         await _ready(pilot, app)
         await pilot.press("question_mark")
-        await pilot.pause()
-        assert "acknowledge" in screen_text(app) and "filter tags" in screen_text(app)
+        await wait_until(pilot, lambda: "acknowledge" in screen_text(app))
+        assert "filter tags" in screen_text(app)
         await pilot.press("escape")
         theme = app.theme
         await pilot.press("t")

@@ -105,7 +105,7 @@ def screen_text(app) -> str:
     return "\n".join(screen_lines(app))
 
 
-async def wait_until(pilot, condition: Callable[[], bool], timeout: float = 10.0) -> None:
+async def wait_until(pilot, condition: Callable[[], bool], timeout: float = 30.0) -> None:
     """Let the app run until ``condition()`` holds; fail with AssertionError after ``timeout``."""
     deadline = time.monotonic() + timeout
     while not condition():

@@ -15,25 +15,30 @@ KEYS = (
     ("Enter", "detail chart of the metric (or of the alert's metric)"),
     ("Esc", "back; on the dashboard: clear the filter"),
     ("/", "filter tags by regular expression (case-insensitive, like TensorBoard)"),
+    ("a", "acknowledge: a critical that is over stays red until you press a on it"),
     ("r", "runs list; [ and ] switch to the previous/next run; a click on the overview shows that run"),
     ("v", "runs overview on/off (one line per run above the alerts)"),
     ("w", "show the worst run and follow the worst run again (the default, --follow worst)"),
     ("c", "chart grid above the cards on/off (terminals of at least 120 x 36)"),
-    ("← → / mouse", "detail: move the cursor (Shift: 10 points); below: every run's stored value there"),
-    ("z / Z, [ / ]", "detail: zoom to the last 50/25/10 % and back; zoom in/out around the cursor"),
-    ("l / i", "detail: log y (symlog when a value is ≤ 0); outliers in scaling on/off (1st–99th %)"),
-    ("o", "detail: tick the runs to overlay"),
-    ("g / b", "detail: seed group as mean and band, or its runs; band min–max or ±1 std"),
-    ("s / S", "detail: more / less smoothing (TensorBoard's debiased EMA, default 0.6)"),
-    ("x", "detail: x-axis step → time since start → wall time (runs aligned by step or by time)"),
-    ("n / N", "detail: next / previous metric"),
-    ("a", "acknowledge: a critical that is over stays red until you press a on it"),
     ("p", "pause / resume screen updates (data keeps arriving)"),
     ("t", "next theme"),
     ("Ctrl+P", "command palette (every action by name; Screenshot saves an SVG here)"),
-    ("?", "this help"),
+    ("?", "this help (↓ / PgDn scrolls it)"),
     ("q, Ctrl+C", "quit, from every screen"),
 )
+"""The dashboard's keys: first, so that a short terminal shows them without scrolling."""
+
+DETAIL_KEYS = (
+    ("← → / mouse", "move the cursor (Shift: 10 points); below: every run's stored value there"),
+    ("z / Z, [ / ]", "zoom to the last 50/25/10 % and back; zoom in/out around the cursor"),
+    ("l / i", "log y (symlog when a value is ≤ 0); outliers in scaling on/off (1st–99th %)"),
+    ("o", "tick the runs to overlay"),
+    ("g / b", "seed group as mean and band, or its runs; band min–max or ±1 std"),
+    ("s / S", "more / less smoothing (TensorBoard's debiased EMA, default 0.6)"),
+    ("x", "x-axis step → time since start → wall time (runs aligned by step or by time)"),
+    ("n / N", "next / previous metric"),
+)
+"""The detail chart's own keys (Enter on a metric)."""
 
 LEVELS = (
     ("✖ CRIT", "a rule's critical threshold was crossed: act now"),
@@ -56,11 +61,7 @@ class HelpScreen(ModalScreen[None]):
         super().__init__(id="help")
 
     def compose(self) -> ComposeResult:
-        keys = Table.grid(padding=(0, 2))
-        keys.add_column(style="bold", no_wrap=True)
-        keys.add_column()
-        for key, meaning in KEYS:
-            keys.add_row(Text(key), Text(meaning))
+        keys, detail_keys = _key_table(KEYS), _key_table(DETAIL_KEYS)
         levels = Table.grid(padding=(0, 2))
         levels.add_column(no_wrap=True)
         levels.add_column()
@@ -69,6 +70,8 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="help-box"):
             yield Static(Text("rltop: keys", style="bold"))
             yield Static(keys)
+            yield Static(Text("\nDetail chart", style="bold"))
+            yield Static(detail_keys)
             yield Static(Text("\nHealth levels", style="bold"))
             yield Static(levels)
             yield Static(Text(
@@ -76,3 +79,13 @@ class HelpScreen(ModalScreen[None]):
                 "--rules FILE). "
                 "Mouse: click to focus, double-click to open. Esc closes this help."
             ))
+
+
+def _key_table(keys: tuple[tuple[str, str], ...]) -> Table:
+    """Two columns: the key in bold, what it does."""
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    for key, meaning in keys:
+        table.add_row(Text(key), Text(meaning))
+    return table
