@@ -15,11 +15,17 @@ and CPU time (``/proc/PID/stat``). After a warm-up it fits a line to the RSS sam
 - the share of a core each process used (goal for the dashboard: <= 3 % at 60 points/s).
 
 ``rltop tail`` keeps nothing, so its slope is the baseline for "flat".
+
+``--trace`` answers where the bytes go instead: the same writer, the dashboard run in this process
+(headless, Textual's test driver, 100 x 30), and ``tracemalloc`` snapshots after the warm-up and at
+the end. It prints the growth per point by owner (the series' columns, the rest of rltop, Textual,
+Rich, other), and what the series really hold per point (their capacity included).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import re
 import shutil
@@ -113,7 +119,11 @@ def main() -> None:
     parser.add_argument("--tags", type=int, default=60)
     parser.add_argument("--rate", type=float, default=1.0, help="steps per second")
     parser.add_argument("--warmup", type=float, default=60.0, help="seconds left out of the fit")
+    parser.add_argument("--trace", action="store_true", help="in process, tracemalloc: who holds the bytes")
     args = parser.parse_args()
+    if args.trace:
+        asyncio.run(trace(args))
+        return
     if TMUX is None or RLTOP is None:
         sys.exit("needs tmux and the installed rltop")
     work = Path(tempfile.mkdtemp(prefix="rltop-soak-"))
@@ -164,6 +174,57 @@ def main() -> None:
               f"slope {per_s * 60 / 1e6:.3f} MB/min = "
               f"{per_point:.0f} B/point ({per_point / SERIES_BYTES:.1f}x the series' {SERIES_BYTES} B), "
               f"CPU {cpu:.2f} % of a core{goal}")
+
+
+OWNERS = (("series", "rltop/model/series.py"), ("rltop", "/rltop/"), ("textual", "/textual/"),
+          ("rich", "/rich/"))
+"""Owner -> a part of the allocating file's path (first match wins; the rest is "other")."""
+
+
+async def trace(args: argparse.Namespace) -> None:
+    """The dashboard in this process under the writer; tracemalloc's growth by owner, per point."""
+    import tracemalloc
+
+    sys.path.insert(0, str(ROOT))
+    from rltop.ui.app import RltopApp
+
+    work = Path(tempfile.mkdtemp(prefix="rltop-soak-trace-"))
+    run_dir = work / "logs" / "soak_run"
+    run_dir.mkdir(parents=True)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(run_dir), str(args.tags), str(args.rate)],
+                              stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert writer.stdout.readline().strip() == "1"
+    app = RltopApp([str(work / "logs")])
+    try:
+        async with app.run_test(size=(100, 30)):
+            await asyncio.sleep(args.warmup)
+            tracemalloc.start(1)
+            before, points_before = tracemalloc.take_snapshot(), _points(app)
+            await asyncio.sleep(args.minutes * 60)
+            after, points = tracemalloc.take_snapshot(), _points(app)
+            held = sum(series.nbytes() for run in app.session.store.runs.values()
+                       for series in run.series.values())
+            tracemalloc.stop()
+    finally:
+        writer.kill()
+        writer.wait(timeout=10)
+        shutil.rmtree(work, ignore_errors=True)
+    added = max(points - points_before, 1)
+    growth: dict[str, int] = {}
+    for stat in after.compare_to(before, "filename"):
+        path = stat.traceback[0].filename
+        owner = next((name for name, part in OWNERS if part in path), "other")
+        growth[owner] = growth.get(owner, 0) + stat.size_diff
+    print(f"trace: {args.minutes:g} min after a {args.warmup:g} s warm-up, {added:,} points added "
+          f"({points:,} held); growth per added point by owner:")
+    for owner in [name for name, _ in OWNERS] + ["other"]:
+        print(f"  {owner:8s} {growth.get(owner, 0) / added:7.1f} B/point")
+    print(f"  total    {sum(growth.values()) / added:7.1f} B/point; the series hold {held / points:.1f} B "
+          f"per point now (capacity included; {SERIES_BYTES} B of data)")
+
+
+def _points(app) -> int:
+    return sum(run.scalar_count() for run in app.session.store.runs.values())
 
 
 def _shown_step(screen: str) -> str:

@@ -21,6 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+_GROWTH = 1.5
+"""Capacity factor when a live series fills up: a series holds at most 1.5x its points' 24 bytes
+(doubling let a dashboard left open hold up to 48 B a point, and its memory grow in steps of the
+whole history); each point is copied about twice over its life instead of once."""
 _MIN_CAPACITY = 64
 
 
@@ -152,8 +156,9 @@ class Series:
 
     def _grow(self, needed: int) -> None:
         # An empty series adopts an exact-size first batch (a bulk load then costs no slack);
-        # later growth doubles, which keeps appends amortised O(1) per point.
-        capacity = needed if self._size == 0 else max(needed, 2 * self._steps.shape[0], _MIN_CAPACITY)
+        # later growth is geometric, which keeps appends amortised O(1) per point.
+        grown = int(self._steps.shape[0] * _GROWTH)
+        capacity = needed if self._size == 0 else max(needed, grown, _MIN_CAPACITY)
         for name in ("_steps", "_walls", "_values"):
             old = getattr(self, name)
             new = np.empty(capacity, dtype=old.dtype)

@@ -24,6 +24,11 @@ from rltop.view.text_fit import cut_at_word
 PAST_CLASS = "-past"
 
 
+NAME_ROOM = 32
+"""Cells the closed line keeps for the message (which starts with the metric's name) before it
+gives up its "(over)" and "(3 episodes)" notes."""
+
+
 class AlertItem(KeyOrigin, Widget, can_focus=True):
     """A focusable alert; Enter opens the detail of its metric."""
 
@@ -96,6 +101,8 @@ class AlertItem(KeyOrigin, Widget, can_focus=True):
         badge = f"{icon} {name:<4} "
         over = "" if alert.finding.active or alert.is_note else "(over)"
         notes = " ".join(note for note in (over, alert.fold_note) if note)
+        if not self.is_open and self.content_size.width - len(badge) - len(notes) - 1 < NAME_ROOM:
+            notes = ""  # a narrow pane: the metric's name and value matter more than "(over)"
         text = Text()
         text.append(badge, style=self.get_component_rich_style("alert-item--badge"))
         dim = self.get_component_rich_style("alert-item--advice")
