@@ -23,6 +23,7 @@ import hashlib
 import math
 import re
 import time
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -234,7 +235,7 @@ def summarise(path: str, step: int, info: storage.FileStat) -> StepSummary:
         length_mean=sum(lengths) / rows if rows else 0.0, length_max=max(lengths, default=0),
         groups=len(by_group), group_size=group_size, identical=identical,
         top_text=top_text[:TOP_TEXT_CHARS], top_count=top_count, top_cut=len(top_text) > TOP_TEXT_CHARS,
-        digest=digest.digest(),
+        digest=digest.digest(), lengths=array("I", sorted(lengths)).tobytes(),
     )  # fmt: skip
 
 

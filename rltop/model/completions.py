@@ -11,6 +11,7 @@ No pyarrow and no Textual here: the health and view layers read this module.
 from __future__ import annotations
 
 import bisect
+from array import array
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -38,7 +39,13 @@ class StepSummary:
     top_count: int
     top_cut: bool  # top_text was cut
     digest: bytes  # of the (prompt, completion) pairs: equal digests mean the same generation
+    lengths: bytes = b""  # every completion's length, ascending, as an array("I") (4 bytes a row)
     repeats: int | None = None  # step of the generation this file repeats (num_iterations > 1)
+
+    def at_least(self, length: int) -> int:
+        """How many completions are ``length`` characters or longer."""
+        values = array("I", self.lengths)
+        return len(values) - bisect.bisect_left(values, length)
 
     def reward_mean(self, name: str) -> float | None:
         """Mean of one reward column (None when the step does not have it)."""
@@ -187,6 +194,18 @@ class CompletionIndex:
     def summaries(self) -> list[StepSummary]:
         """Every summary, by step."""
         return [self._by_step[step] for step in self._steps]
+
+
+def cap_agrees(summary: StepSummary, cap: int, clipped_ratio: float) -> bool:
+    """The share of completions of at least ``cap`` characters matches TRL's ``clipped_ratio``.
+
+    The files hold text, the cap counts tokens: only when the two shares agree (within one
+    completion) is "characters >= cap" a fair reading of "hit the cap" (a character-level
+    tokenizer, or completions that never stop); otherwise the text cannot tell.
+    """
+    if not summary.rows:
+        return False
+    return abs(summary.at_least(cap) / summary.rows - clipped_ratio) <= 1.0 / summary.rows + 1e-9
 
 
 def _with_repeats(summary: StepSummary, repeats: int | None) -> StepSummary:

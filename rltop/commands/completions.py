@@ -1,0 +1,87 @@
+"""``rltop completions PATH``: what the policy wrote at one step, for scripts, issues and PRs."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+
+from rltop.commands.common import EXIT_OK, UsageError, add_paths, note
+
+NAME = "completions"
+DESCRIPTION = """\
+Print the completions TRL logged at one step (GRPOTrainer/RLOOTrainer with log_completions=True
+write <output_dir>/completions/completions_NNNNN.parquet; reading them needs pyarrow:
+pip install 'rltop[completions]'). Every reward column, the advantage, the length in characters,
+whether it reached max_completion_length, and completions identical within their prompt group.
+
+formats:
+  text      wrapped to the terminal, every control or invisible character escaped (\\x1b)
+  jsonl     one JSON object per completion, every column exactly as in the file
+  markdown  a table and code blocks, for an issue or pull-request comment
+"""
+EPILOG = """\
+examples:
+  rltop completions ./out/grpo_run --last
+  rltop completions ./out/grpo_run --step 240 --sort reward
+  rltop completions ./out/grpo_run --step 240 --format markdown > comment.md
+  rltop completions ./out --runs grpo_a --format jsonl | jq .completion
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``completions``."""
+    parser = sub.add_parser(NAME, help="print the completions logged at one step", description=DESCRIPTION,
+                            epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_paths(parser)
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--step", type=int, metavar="N",
+                       help="the step (the nearest logged step when N was not logged; said on stderr)")
+    which.add_argument("--last", action="store_true", help="the newest logged step (the default)")
+    parser.add_argument("--sort", choices=("reward", "advantage"), default=None,
+                        help="best first by the sum of the reward columns, or by advantage (default: file order)")
+    parser.add_argument("--grep", metavar="TEXT", default="",
+                        help="only completions whose prompt or completion contains TEXT (case-insensitive)")
+    parser.add_argument("--format", "-f", choices=("text", "jsonl", "markdown"), default="text")
+    parser.add_argument("--runs", metavar="REGEX", help="only runs whose name matches this regex")
+    parser.add_argument("--width", type=int, default=None, help="text width (default: the terminal's)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load the runs, pick the step, print its completions."""
+    from rltop.commands.common import load_or_fail
+    from rltop.ingest.completions import read_step
+    from rltop.report.completions_out import jsonl_lines, markdown_lines, text_lines
+    from rltop.view.completions import arrange, build_rows, trusted_cap
+
+    result = load_or_fail(args.paths, None, args.runs)
+    runs = [run for run in result.store.runs.values() if run.completions]
+    if not runs:
+        hints = {run.completions.note for run in result.store.runs.values() if run.completions.note}
+        if hints:
+            raise UsageError(sorted(hints)[0])
+        raise UsageError("no completions/completions_*.parquet next to these runs "
+                         "(TRL writes them with log_completions=True)")
+    if len(runs) > 1:
+        names = ", ".join(run.name for run in runs[:5]) + (", ..." if len(runs) > 5 else "")
+        raise UsageError(f"{len(runs)} runs have completions ({names}); choose one with --runs REGEX")
+    (chosen,) = runs
+    index = chosen.completions
+    summary = index.latest() if args.step is None else index.nearest(args.step)
+    if args.step is not None and summary.step != args.step:
+        note(f"step {args.step} has no completions; showing the nearest logged step, {summary.step}")
+    step = read_step(summary, trusted_cap(chosen, summary))
+    if step.problem:
+        raise UsageError(step.problem)
+    rows = arrange(build_rows(step), args.sort or "row", args.grep)
+    if args.format == "jsonl":
+        lines = jsonl_lines(step, rows)
+    elif args.format == "markdown":
+        lines = markdown_lines(step, rows, chosen, chosen.name)
+    else:
+        width = args.width or shutil.get_terminal_size((100, 24)).columns
+        lines = text_lines(step, rows, chosen, max(width, 20), chosen.name)
+    out = sys.stdout
+    for line in lines:
+        out.write(line + "\n")
+    return EXIT_OK
