@@ -81,7 +81,8 @@ def test_collapse_run_shows_identical_completions_at_the_cap():
 def test_read_step_keeps_every_column_and_marks_twins_and_cap():
     index = _index(COLLAPSE)
     step = read_step(index.at(58), cap=16)
-    assert step.columns == ["step", "prompt", "completion", "x_prefix_reward", "x_fraction_reward", "advantage"]
+    assert step.columns == [
+        "step", "prompt", "completion", "x_prefix_reward", "x_fraction_reward", "advantage"]
     assert len(step.rows) == 16 and step.problem == ""
     table = pq.read_table(index.at(58).path).to_pylist()
     assert [row.values for row in step.rows] == table

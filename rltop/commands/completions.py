@@ -39,7 +39,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        help="the step (the nearest logged step when N was not logged; said on stderr)")
     which.add_argument("--last", action="store_true", help="the newest logged step (the default)")
     parser.add_argument("--sort", choices=("reward", "advantage"), default=None,
-                        help="best first by the sum of the reward columns, or by advantage (default: file order)")
+                        help="best first by the sum of the reward columns, or by advantage "
+                             "(default: file order)")
     parser.add_argument("--grep", metavar="TEXT", default="",
                         help="only completions whose prompt or completion contains TEXT (case-insensitive)")
     parser.add_argument("--format", "-f", choices=("text", "jsonl", "markdown"), default="text")

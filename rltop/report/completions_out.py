@@ -81,7 +81,8 @@ def _fence(text: str) -> str:
 def markdown_lines(step: StepCompletions, rows: list[CompletionRow], run: Run | None,
                    title: str = "") -> Iterator[str]:  # fmt: skip
     """A Markdown section: caption, a table of the rows, then each completion in a code block."""
-    yield f"### Completions at step {step.summary.step}" + (f" of {markdown_code(title, False)}" if title else "")
+    of = f" of {markdown_code(title, False)}" if title else ""
+    yield f"### Completions at step {step.summary.step}{of}"
     yield ""
     yield markdown_text(caption(step.summary, run))
     yield ""

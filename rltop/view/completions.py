@@ -92,7 +92,7 @@ def arrange(rows: list[CompletionRow], sort: str = "row", text: str = "") -> lis
     if sort == "reward":
         return sorted(rows, key=lambda r: (-r.reward, r.number))
     if sort == "advantage":
-        return sorted(rows, key=lambda r: (-(r.advantage if r.advantage is not None else -math.inf), r.number))
+        return sorted(rows, key=lambda r: (r.advantage is None, -(r.advantage or 0.0), r.number))
     if sort != "row":
         raise ValueError(f"unknown sort {sort!r} (choose from {', '.join(SORTS)})")
     return list(rows)
@@ -138,7 +138,8 @@ def cap_sentence(summary: StepSummary, run: Run | None) -> str:
     if cap_agrees(summary, cap, ratio):
         return (f"{summary.at_least(cap)} of {summary.rows} at the cap of {cap} by their text "
                 f"(clipped_ratio {format_value(ratio)})")
-    return f"clipped_ratio {format_value(ratio)} (cap {cap} tokens; the text, in characters, cannot tell which)"
+    return (f"clipped_ratio {format_value(ratio)} "
+            f"(cap {cap} tokens; the text, in characters, cannot tell which)")
 
 
 def caption(summary: StepSummary, run: Run | None = None) -> str:
