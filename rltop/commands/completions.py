@@ -52,8 +52,9 @@ def run(args: argparse.Namespace) -> int:
     """Load the runs, pick the step, print its completions."""
     from rltop.commands.common import load_or_fail
     from rltop.ingest.completions import read_step
+    from rltop.model.completion_checks import trusted_cap
     from rltop.report.completions_out import jsonl_lines, markdown_lines, text_lines
-    from rltop.view.completions import arrange, build_rows, trusted_cap
+    from rltop.view.completions import arrange, build_rows
 
     result = load_or_fail(args.paths, None, args.runs)
     runs = [run for run in result.store.runs.values() if run.completions]

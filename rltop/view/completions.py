@@ -9,17 +9,15 @@ Line breaks inside a completion stay line breaks; long lines are wrapped by the 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from rltop.model.catalog import split_tag
+from rltop.model.completion_checks import clipped_ratio, length_cap
 from rltop.model.completions import Completion, StepCompletions, StepSummary, cap_agrees
 from rltop.model.run import Run
 from rltop.view.numbers import format_short as format_value
 from rltop.view.safe_text import visible
 
 SORTS = ("row", "reward", "advantage")  # the file's order, reward (sum of the reward columns), advantage
-CLIPPED_KEY = "completions/clipped_ratio"
 
 
 def safe_lines(text: str) -> list[str]:
@@ -96,36 +94,6 @@ def arrange(rows: list[CompletionRow], sort: str = "row", text: str = "") -> lis
     if sort != "row":
         raise ValueError(f"unknown sort {sort!r} (choose from {', '.join(SORTS)})")
     return list(rows)
-
-
-def length_cap(run: Run | None) -> int | None:
-    """``max_completion_length`` of the run's config (GRPO/RLOO), None when it does not say."""
-    config = run.config if run is not None else None
-    value = (config or {}).get("max_completion_length")
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-
-def clipped_ratio(run: Run | None, summary: StepSummary) -> float | None:
-    """``completions/clipped_ratio`` logged at the step (or at the generation it repeats)."""
-    if run is None:
-        return None
-    for tag, series in run.series.items():
-        if split_tag(tag) != ("train", CLIPPED_KEY) or not len(series):
-            continue
-        steps = series.steps.tolist()
-        for step in (summary.step, summary.repeats):
-            if step is not None and step in steps:
-                value = float(series.values[steps.index(step)])
-                return value if math.isfinite(value) else None
-    return None
-
-
-def trusted_cap(run: Run | None, summary: StepSummary) -> int | None:
-    """The length cap, when the text can tell which completions hit it (see `cap_agrees`)."""
-    cap, ratio = length_cap(run), clipped_ratio(run, summary)
-    if cap is None or ratio is None:
-        return None
-    return cap if cap_agrees(summary, cap, ratio) else None
 
 
 def cap_sentence(summary: StepSummary, run: Run | None) -> str:
