@@ -15,7 +15,7 @@ from textual.widget import Widget
 from rltop.health.findings import Finding
 from rltop.ui.follow_focus import KeyOrigin
 from rltop.ui.levels import LEVEL_CLASSES
-from rltop.ui.messages import OpenDetail
+from rltop.ui.messages import OpenCompletions, OpenDetail
 from rltop.view.alerts import AlertView
 from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES, NOTE_ICON, NOTE_NAME
 from rltop.view.safe_text import visible
@@ -29,6 +29,7 @@ class AlertItem(KeyOrigin, Widget, can_focus=True):
 
     BINDINGS = [
         Binding("enter", "open", "Detail"),
+        Binding("e", "completions", "Completions", show=False),
         Binding("up,k", "move(-1)", "Up", show=False),
         Binding("down,j", "move(1)", "Down", show=False),
     ]
@@ -125,8 +126,16 @@ class AlertItem(KeyOrigin, Widget, can_focus=True):
         self.refresh(layout=True)
 
     def action_open(self) -> None:
-        """Enter: ask the screen for the detail view of this metric."""
-        self.post_message(OpenDetail(self.finding.tag))
+        """Enter: the completions at the alert's step when its run logged some, else the detail view."""
+        run = self.app.store.runs.get(self.finding.run)
+        if run is not None and run.completions:
+            self.action_completions()
+        else:
+            self.post_message(OpenDetail(self.finding.tag))
+
+    def action_completions(self) -> None:
+        """``e``: what the policy wrote at the alert's step (or the nearest logged step)."""
+        self.post_message(OpenCompletions(self.finding.step, self.finding.tag))
 
     def action_move(self, direction: int) -> None:
         """Up/down: the screen knows the neighbours (other alerts, then the metric cards)."""

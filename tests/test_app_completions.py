@@ -1,0 +1,141 @@
+"""The completions screen: opened from an alert, the dashboard and the detail cursor; keys; live."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from ui_helpers import preloaded_app, wait_until
+from ui_helpers import screen_text as raw_screen_text
+
+from rltop.ui.screens.completions import CompletionsScreen
+from rltop.ui.screens.detail import DetailScreen
+from rltop.ui.widgets.alert_item import AlertItem
+
+COLLAPSE = Path(__file__).parent / "fixtures" / "trl2" / "grpo_collapse"
+
+
+def screen_text(app) -> str:
+    """The screen's words, one space between them (the rows wrap at the width)."""
+    return " ".join(raw_screen_text(app).split())
+
+
+def collapse_app():
+    return preloaded_app(paths=[str(COLLAPSE)])
+
+
+async def settled(pilot) -> None:
+    app = pilot.app
+    await wait_until(pilot, lambda: app.dashboard.board.cards and app.focused is not None)
+    await wait_until(pilot, lambda: app._flush_timer is None and not app.session.dirty)
+
+
+def alert(app, rule: str) -> AlertItem:
+    return next(item for item in app.dashboard.query(AlertItem) if item.finding.rule == rule)
+
+
+async def shown(pilot, step: int) -> CompletionsScreen:
+    """Wait for the completions screen to show the rows of ``step``."""
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, CompletionsScreen))
+    screen = pilot.app.screen
+    await wait_until(pilot, lambda: screen.loaded is not None and screen.loaded.summary.step == step)
+    await pilot.pause()
+    return screen
+
+
+async def open_from_alert(pilot, rule: str = "truncation") -> CompletionsScreen:
+    await settled(pilot)
+    item = alert(pilot.app, rule)
+    item.focus()
+    await pilot.press("enter")
+    return await shown(pilot, item.finding.step)
+
+
+async def test_enter_on_an_alert_opens_the_completions_at_its_step():
+    app = collapse_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settled(pilot)
+        item = alert(app, "truncation")
+        assert item.finding.step == 9  # "reached 1 at step 9": not logged in the fixture
+        item.focus()
+        await pilot.press("enter")
+        screen = await shown(pilot, 4)  # the nearest logged step (kept: 1-4 and 34-60)
+        text = screen_text(app)
+        assert "step 4 (nearest logged to 9)" in text and "from train/completions/clipped_ratio" in text
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.dashboard)
+        item = alert(app, "entropy_collapse")
+        item.focus()
+        await pilot.press("e")
+        screen = await shown(pilot, 60)
+        text = screen_text(app)
+        assert "16 of 16 identical within their group" in text and "×8 identical" in text
+        assert "x" * 16 in text and "at cap" in text
+
+
+async def test_keys_step_sort_and_filter():
+    app = collapse_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settled(pilot)
+        await pilot.press("e")  # from the dashboard: the focused alert's step
+        screen = await shown(pilot, app.focused.finding.step if isinstance(app.focused, AlertItem) else 60)
+        await pilot.press("home")
+        screen = await shown(pilot, 1)
+        await pilot.press("right")
+        screen = await shown(pilot, 2)
+        assert "same rows as step 1" in screen_text(app)
+        await pilot.press("end", "left")
+        screen = await shown(pilot, 59)
+        await pilot.press("s")
+        assert screen.sort == "reward" and "sort: reward" in screen_text(app)
+        await pilot.press("home")
+        screen = await shown(pilot, 1)
+        await pilot.press("slash")
+        await pilot.press(*"xyz_no_such")
+        await wait_until(pilot, lambda: "no completion contains" in screen_text(app))
+        await pilot.press("enter")  # the bar closes, the filter stays
+        assert screen.filter_text == "xyz_no_such"
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.dashboard)
+
+
+async def test_from_the_detail_cursor_step():
+    app = collapse_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settled(pilot)
+        tag = next(t for t in app.store.runs[app.session.current].series if t.endswith("/entropy"))
+        app.open_detail(tag)
+        await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen))
+        detail = app.screen
+        await wait_until(pilot, lambda: detail.chart.data.series is not None)
+        await pilot.press("shift+left", "left", "left")  # step 60 - 12
+        await pilot.press("e")
+        screen = await shown(pilot, 48)
+        assert "from train/entropy" in screen_text(app) and screen.asked == 48
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is detail)
+
+
+async def test_hostile_completions_are_drawn_inert(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    run = tmp_path / "out" / "hostile"
+    shutil.copytree(COLLAPSE / "runs", run / "runs")
+    (run / "completions").mkdir()
+    texts = ["\x1b]0;pwned\x07[bold red]markup[/] \u202eevil", "y" * 3000, "two\nlines"]
+    pq.write_table(pa.table({"step": pa.array([60] * 3, pa.int64()), "prompt": ["[b]p[/b]"] * 3,
+                             "completion": texts, "r": [1.0, 0.0, 0.5], "advantage": [0.1, -0.2, 0.1]}),
+                   run / "completions" / "completions_00060.parquet")
+    app = preloaded_app(paths=[str(run)])
+    async with app.run_test(size=(60, 30)) as pilot:
+        await settled(pilot)
+        await pilot.press("e")
+        screen = await shown(pilot, 60)
+        lines = [strip.text for strip in app.screen._compositor.render_strips()]
+        text = "\n".join(lines)
+        assert "\\x1b]0;pwned\\x07[bold red]markup[/] \\u202eevil" in text and "[b]p[/b]" in text
+        assert "\x1b" not in text and "\u202e" not in text
+        assert all(len(line) <= 60 for line in lines)  # folded to the width, not cut off
+        body = screen.query_one("#completions-body").render()
+        assert str(body).count("y") >= 3000
