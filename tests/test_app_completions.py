@@ -59,7 +59,7 @@ async def test_enter_on_an_alert_opens_the_completions_at_its_step():
         assert item.finding.step == 9  # "reached 1 at step 9": not logged in the fixture
         item.focus()
         await pilot.press("enter")
-        screen = await shown(pilot, 4)  # the nearest logged step (kept: 1-4 and 34-60)
+        await shown(pilot, 4)  # the nearest logged step (kept: 1-4 and 34-60)
         text = screen_text(app)
         assert "step 4 (nearest logged to 9)" in text and "from train/completions/clipped_ratio" in text
         await pilot.press("escape")
@@ -67,7 +67,7 @@ async def test_enter_on_an_alert_opens_the_completions_at_its_step():
         item = alert(app, "entropy_collapse")
         item.focus()
         await pilot.press("e")
-        screen = await shown(pilot, 60)
+        await shown(pilot, 60)
         text = screen_text(app)
         assert "16 of 16 identical within their group" in text and "×8 identical" in text
         assert "x" * 16 in text and "at cap" in text
