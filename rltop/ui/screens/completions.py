@@ -177,22 +177,25 @@ class CompletionsScreen(Screen):
         self._body.update(body)
 
     def _append_row(self, body: Text, row: CompletionRow) -> None:
-        body.append(f"#{row.number} group {row.group}", style=self._style("head"))
+        dim, mark = self._style("dim"), self._style("mark")
+        body.append(f"#{row.number}", style=self._style("head"))
+        body.append(f" · group {row.group}", style=dim)
         if row.rewards:
             detail = ", ".join(f"{name} {value}" for name, value in row.rewards)
-            body.append(f"  reward {format_short(row.reward)}")
-            body.append(f" ({detail})", style=self._style("dim"))
+            body.append(f" · reward {format_short(row.reward)}")
+            body.append(f" ({detail})", style=dim)
         if row.advantage is not None:
-            body.append(f"  advantage {format_short(row.advantage)}")
-        body.append(f"  {row.length} chars", style=self._style("dim"))
-        for mark in row.flags:
-            body.append(f"  {mark}", style=self._style("mark"))
+            body.append(f" · advantage {format_short(row.advantage)}")
+        body.append(f" · {row.length} chars", style=dim)
+        for flag in row.flags:
+            body.append(" · ", style=dim)
+            body.append(flag, style=mark)
         for name, value in row.extras:
-            body.append(f"  {name} {value}", style=self._style("dim"))
-        body.append("\nprompt ", style=self._style("label"))
-        body.append("\n       ".join(row.prompt), style=self._style("dim"))
-        body.append("\n   ⮑  ", style=self._style("label"))
-        body.append("\n      ".join(row.completion))
+            body.append(f" · {name} {value}", style=dim)
+        body.append("\nprompt  ", style=self._style("label"))
+        body.append("\n        ".join(row.prompt), style=dim)
+        body.append("\n     →  ", style=self._style("label"))
+        body.append("\n        ".join(row.completion))
 
     # -- keys --------------------------------------------------------------------------------------
 
