@@ -5,9 +5,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from ui_helpers import preloaded_app, wait_until
 from ui_helpers import screen_text as raw_screen_text
 
+from rltop.ui.app import RltopApp
 from rltop.ui.screens.completions import CompletionsScreen
 from rltop.ui.screens.detail import DetailScreen
 from rltop.ui.widgets.alert_item import AlertItem
@@ -139,3 +141,44 @@ async def test_hostile_completions_are_drawn_inert(tmp_path):
         assert all(len(line) <= 60 for line in lines)  # folded to the width, not cut off
         body = screen.query_one("#completions-body").render()
         assert str(body).count("y") >= 3000
+
+
+@pytest.mark.parametrize("poll", [None, 0.2], ids=["native", "polling"])
+async def test_parquet_files_appearing_while_the_app_runs(tmp_path, poll):
+    """TRL writes one file per logging step: the index grows live and an open screen follows it."""
+    out = tmp_path / "out" / "grpo"
+    shutil.copytree(COLLAPSE / "runs", out / "runs")
+    (out / "completions").mkdir()
+    files = sorted((COLLAPSE / "completions").iterdir())
+
+    def write(path: Path) -> None:
+        data = path.read_bytes()
+        target = out / "completions" / path.name
+        with open(target, "wb") as handle:  # in place, as pandas does: a reader may see it torn
+            handle.write(data[: len(data) // 2])
+            handle.flush()
+            handle.write(data[len(data) // 2 :])
+
+    for path in files[:2]:
+        write(path)
+    app = RltopApp([str(out)], theme="rltop-dark", poll=poll)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: app.session is not None and app.session.current is not None)
+        run = app.store.runs[app.session.current]
+        await wait_until(pilot, lambda: run.completions.steps == [1, 2])
+        await wait_until(pilot, lambda: app.dashboard.board.cards and app.focused is not None)
+        app.open_completions(None)
+        await shown(pilot, 2)
+        for path in files[2:5]:
+            write(path)
+        await wait_until(pilot, lambda: run.completions.steps == [1, 2, 3, 4, 34], timeout=30)
+        screen = await shown(pilot, 34)  # following the newest step
+        assert "step 34 5/5" in screen_text(app)
+        await pilot.press("home")  # a step picked by hand stays put while files arrive
+        await shown(pilot, 1)
+        write(files[5])
+        await wait_until(pilot, lambda: len(run.completions) == 6, timeout=30)
+        await pilot.pause()
+        assert screen.loaded.summary.step == 1 and "1/6" in screen_text(app)
+        (out / "completions" / files[0].name).unlink()  # deleted: the index forgets the step
+        await wait_until(pilot, lambda: run.completions.at(1) is None, timeout=30)

@@ -63,6 +63,11 @@ def folder_of(output_dir: str) -> str:
     return storage.join(output_dir, FOLDER)
 
 
+def is_completions_file(name: str) -> bool:
+    """True for TRL's ``completions_NNNNN.parquet`` names (native file events ask it: cheap)."""
+    return name.startswith("completions_") and FILE_NAME.match(name) is not None
+
+
 def file_step(name: str) -> int | None:
     """``completions_00042.parquet`` -> 42; None for other names."""
     found = FILE_NAME.match(name)
