@@ -161,3 +161,23 @@ def test_names_and_folder():
     assert file_step("completions_00042.parquet") == 42
     assert file_step("completions_42.parquet.tmp") is None and file_step("other.parquet") is None
     assert folder_of("/out/run") == storage.join("/out/run", "completions")
+
+
+def test_pyarrow_loads_only_once_a_completions_file_is_read():
+    import subprocess
+    import sys
+
+    code = ("import sys, rltop.ingest.watcher, rltop.ingest.loader, rltop.health.engine, "
+            "rltop.view.completions, rltop.ingest.completions; print('pyarrow' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "False", done.stderr
+
+
+def test_without_pyarrow_the_index_says_what_to_install(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    result = load([str(HEALTHY)])
+    (run,) = result.store.runs.values()
+    assert not run.completions and "pip install 'rltop[completions]'" in run.completions.note
+    assert [p for p in result.problems if "rltop[completions]" in p] == [run.completions.note]
