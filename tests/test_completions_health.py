@@ -64,3 +64,19 @@ def test_rules_without_text_evidence_are_left_alone():
     findings, _ = _findings("grpo_collapse")
     assert findings["grpo_clip_ratio"].evidence == ()
     assert "completions:" not in findings["grpo_clip_ratio"].message
+
+
+def test_the_snapshot_json_carries_the_evidence(capsys):
+    import json
+
+    from test_snapshot_helpers import validate
+
+    from rltop.cli import main
+    from rltop.report.json_report import load_schema
+
+    main(["snapshot", str(FIXTURES / "grpo_collapse"), "--format", "json"])
+    document = json.loads(capsys.readouterr().out)
+    assert validate(document, load_schema()) == []
+    findings = {f["rule"]: f for f in document["runs"][0]["findings"]}
+    assert findings["entropy_collapse"]["evidence"][0].startswith("16 of 16 at step 60 are identical")
+    assert findings["grpo_clip_ratio"]["evidence"] == []

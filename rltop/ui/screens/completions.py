@@ -72,11 +72,11 @@ class CompletionsScreen(Screen):
         self._filter.display = False  # hidden, and out of the focus chain, until "/"
         self._filter.can_focus = False
         self._body = Static(id="completions-body")
-        self._scroll = VerticalScroll(self._body, id="completions-scroll", can_focus=False)
+        # The caption scrolls with the rows: in a 40 x 20 pane it would otherwise take half the height.
+        self._scroll = VerticalScroll(self._caption, self._body, id="completions-scroll", can_focus=False)
 
     def compose(self) -> ComposeResult:
         yield self._title
-        yield self._caption
         yield self._filter
         yield self._scroll
         yield Footer()

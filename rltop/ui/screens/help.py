@@ -12,10 +12,8 @@ from textual.widgets import Static
 
 KEYS = (
     ("↑ ↓ ← → / h j k l", "move between alerts and metrics"),
-    ("Enter", "detail chart of the metric (or of the alert's metric; an alert of a run that logged "
-              "completions opens them at its step instead)"),
-    ("e", "completions the policy wrote (TRL log_completions): at the alert's step, the detail cursor's "
-          "step, else the newest; there ← → step, s sort, / filter"),
+    ("Enter", "detail chart of the metric (or of the alert's metric)"),
+    ("e", "completions at the alert's or cursor's step (Enter on an alert too)"),
     ("Esc", "back; on the dashboard: clear the filter"),
     ("/", "filter tags by regular expression (case-insensitive, like TensorBoard)"),
     ("r", "runs list; [ and ] switch to the previous/next run; a click on the overview shows that run"),
