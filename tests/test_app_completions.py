@@ -90,6 +90,9 @@ async def test_keys_step_sort_and_filter():
         screen = await shown(pilot, 59)
         await pilot.press("s")
         assert screen.sort == "reward" and "sort: reward" in screen_text(app)
+        await pilot.press("u")  # 16 rows, 16 identical: one entry per group
+        assert "distinct completions only" in screen_text(app) and screen_text(app).count("#") == 2
+        await pilot.press("u")
         await pilot.press("home")
         screen = await shown(pilot, 1)
         await pilot.press("slash")

@@ -111,3 +111,20 @@ def test_errors_are_one_line_exit_2(capsys, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # pyarrow not installed
     code, _, err = _run(capsys, str(HEALTHY))
     assert code == 2 and "pip install 'rltop[completions]'" in err and "Traceback" not in err
+
+
+def test_unique_folds_identical_completions_of_a_group(capsys):
+    _, out, _ = _run(capsys, str(COLLAPSE), "--step", "40", "--format", "jsonl", "--unique")
+    rows = [json.loads(line) for line in out.splitlines()]
+    pairs = [(r["prompt"], r["completion"]) for r in rows]
+    assert len(pairs) == len(set(pairs)) == 8  # 16 rows, 10 of them copies within their group
+    _, text, _ = _run(capsys, str(COLLAPSE), "--step", "40", "--unique")
+    assert "×5 identical" in text
+
+
+def test_markdown_table_has_every_column(capsys):
+    _, out, _ = _run(capsys, str(HEALTHY), "--step", "1", "--format", "markdown")
+    header = next(line for line in out.splitlines() if line.startswith("| # |"))
+    assert header == ("| # | group | `length_reward` | `contains_x_logged_reward` | advantage | chars "
+                      "| `n_x` | marks |")
+    assert sum(1 for line in out.splitlines() if line.startswith("| ") and line[2].isdigit()) == 16

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from rltop.ingest import storage
-from rltop.ingest.completions import CompletionsFollower, file_step, folder_of, read_step
+from rltop.ingest.completions import CompletionsFollower, CompletionsUpdate, file_step, folder_of, read_step
 from rltop.ingest.loader import load
 from rltop.model.completions import CompletionIndex
 
@@ -181,3 +181,24 @@ def test_without_pyarrow_the_index_says_what_to_install(monkeypatch):
     (run,) = result.store.runs.values()
     assert not run.completions and "pip install 'rltop[completions]'" in run.completions.note
     assert [p for p in result.problems if "rltop[completions]" in p] == [run.completions.note]
+
+
+def test_the_watcher_lists_remote_completions_only_with_the_prefix(monkeypatch):
+    """An idle remote run stays at about one request a poll: its folder is listed on relistings only."""
+    from rltop.ingest import tracker as tracker_module
+
+    tracker = tracker_module.Tracker([str(COLLAPSE)])
+    tracker.rescan()
+    (tracked,) = tracker.runs.values()
+    scans = []
+
+    def scan() -> CompletionsUpdate:
+        scans.append(1)
+        return CompletionsUpdate()
+
+    monkeypatch.setattr(tracked.completions, "scan", scan)
+    monkeypatch.setattr(tracker_module.storage, "is_remote", lambda path: True)
+    tracker.scan_completions()
+    assert scans == []
+    tracker.scan_completions(force=True)
+    assert scans == [1]

@@ -43,6 +43,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                              "(default: file order)")
     parser.add_argument("--grep", metavar="TEXT", default="",
                         help="only completions whose prompt or completion contains TEXT (case-insensitive)")
+    parser.add_argument("--unique", action="store_true",
+                        help="one line per distinct completion of a prompt group (marked with its count)")
     parser.add_argument("--format", "-f", choices=("text", "jsonl", "markdown"), default="text")
     parser.add_argument("--runs", metavar="REGEX", help="only runs whose name matches this regex")
     parser.add_argument("--width", type=int, default=None, help="text width (default: the terminal's)")
@@ -75,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     step = read_step(summary, trusted_cap(chosen, summary))
     if step.problem:
         raise UsageError(step.problem)
-    rows = arrange(build_rows(step), args.sort or "row", args.grep)
+    rows = arrange(build_rows(step), args.sort or "row", args.grep, args.unique)
     if args.format == "jsonl":
         lines = jsonl_lines(step, rows)
     elif args.format == "markdown":

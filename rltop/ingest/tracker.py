@@ -338,10 +338,16 @@ class Tracker:
     # -- completions ----------------------------------------------------------------------------
 
     def scan_completions(self, force: bool = False) -> None:
-        """List each run's completions folder (each at most every second unless ``force``)."""
+        """List each run's completions folder (each at most every second unless ``force``).
+
+        A remote folder is listed only when ``force`` (the watcher's relisting of the prefix): a
+        listing is a request, and an idle remote run must stay at about one request a poll.
+        """
         for tracked in sorted(self.runs.values(), key=lambda t: t.name):
             follower = tracked.completions
-            if follower is None or not (force or follower.due()):
+            if follower is None:
+                continue
+            if not force and (storage.is_remote(follower.directory) or not follower.due()):
                 continue
             update = follower.scan()
             for problem in update.problems:

@@ -187,10 +187,6 @@ class CompletionIndex:
             return self._by_step[self._steps[position]]
         return None
 
-    def by_path(self, path: str) -> StepSummary | None:
-        """The summary read from ``path``."""
-        return next((s for s in self._by_step.values() if s.path == path), None)
-
     def summaries(self) -> list[StepSummary]:
         """Every summary, by step."""
         return [self._by_step[step] for step in self._steps]

@@ -87,13 +87,16 @@ def markdown_lines(step: StepCompletions, rows: list[CompletionRow], run: Run | 
     yield markdown_text(caption(step.summary, run))
     yield ""
     rewards = [name for name, _ in rows[0].rewards] if rows else []
-    yield "| # | group | " + " | ".join(markdown_code(n) for n in rewards) + (" | " if rewards else "") \
-        + "advantage | chars | marks |"
-    yield "|" + "---|" * (5 + len(rewards))
+    extras = [name for name, _ in rows[0].extras] if rows else []
+    head = ["#", "group", *(markdown_code(n) for n in rewards), "advantage", "chars",
+            *(markdown_code(n) for n in extras), "marks"]
+    yield "| " + " | ".join(head) + " |"
+    yield "|" + "---|" * len(head)
     for row in rows:
-        values = " | ".join(value for _, value in row.rewards) + (" | " if rewards else "")
         advantage = format_short(row.advantage) if row.advantage is not None else "–"
-        yield f"| {row.number} | {row.group} | {values}{advantage} | {row.length} | {', '.join(row.flags)} |"
+        cells = [str(row.number), str(row.group), *(markdown_text(v) for _, v in row.rewards), advantage,
+                 str(row.length), *(markdown_text(v) for _, v in row.extras), ", ".join(row.flags)]
+        yield "| " + " | ".join(cells) + " |"
     for row in rows:
         yield ""
         yield f"**#{row.number}** prompt: {markdown_code(' / '.join(row.prompt), False)}"

@@ -83,10 +83,24 @@ def build_rows(step: StepCompletions) -> list[CompletionRow]:
     return rows
 
 
-def arrange(rows: list[CompletionRow], sort: str = "row", text: str = "") -> list[CompletionRow]:
-    """``rows`` filtered by ``text`` and sorted by ``sort`` (one of `SORTS`; best first)."""
+def arrange(rows: list[CompletionRow], sort: str = "row", text: str = "",
+            unique: bool = False) -> list[CompletionRow]:  # fmt: skip
+    """``rows`` filtered by ``text`` and sorted by ``sort`` (one of `SORTS`; best first).
+
+    ``unique``: one row per distinct completion of a group (its first), its ``×N identical`` mark
+    counting the others: sixteen identical answers read as one.
+    """
     if text:
         rows = [row for row in rows if row.matches(text)]
+    if unique:
+        seen: set[tuple[int, str]] = set()
+        kept = []
+        for row in rows:
+            key = (row.group, row.source.completion)
+            if key not in seen:
+                seen.add(key)
+                kept.append(row)
+        rows = kept
     if sort == "reward":
         return sorted(rows, key=lambda r: (-r.reward, r.number))
     if sort == "advantage":

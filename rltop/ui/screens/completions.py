@@ -3,7 +3,8 @@
 Opened with ``e`` from the dashboard (the focused alert's step, else the newest logged step), with
 Enter or ``e`` on an alert (its step, or the nearest logged one), and with ``e`` from the detail
 screen (the chart cursor's step). Keys: ← → the previous/next logged step (Home/End: first/last),
-``s`` sort (file order, reward, advantage), ``/`` filter by text, ↑ ↓ PgUp PgDn scroll, Esc back.
+``s`` sort (file order, reward, advantage), ``u`` distinct completions only, ``/`` filter by text,
+↑ ↓ PgUp PgDn scroll, Esc back.
 
 Only the run's index lives in memory; the rows of the step shown are read from its parquet file
 in a thread worker (`rltop.ingest.completions.read_step`) and handed back as a message. Text from
@@ -49,6 +50,7 @@ class CompletionsScreen(Screen):
         Binding("end", "step_end(1)", show=False),
         Binding("s", "sort", "Sort"),
         Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("u", "unique", "Unique"),
         Binding("up,k", "scroll(-1)", show=False),
         Binding("down,j", "scroll(1)", show=False),
         Binding("pageup", "scroll(-10)", show=False),
@@ -66,6 +68,7 @@ class CompletionsScreen(Screen):
         self.loaded: StepCompletions | None = None  # its rows, once read
         self.sort = "row"
         self.filter_text = ""
+        self.unique = False  # one row per distinct completion of a group
         self._title = Static(id="completions-title")
         self._caption = Static(id="completions-caption")
         self._filter = Input(placeholder="filter completions by text", id="completions-filter")
@@ -154,6 +157,8 @@ class CompletionsScreen(Screen):
                 lines.append("\nmeans: ", style=self._style("label"))
                 lines.append(means)
             lines.append(f"\nsort: {self.sort}", style=self._style("dim"))
+            if self.unique:
+                lines.append(" · distinct completions only", style=self._style("dim"))
             if self.filter_text:
                 lines.append(f" · filter: {visible(self.filter_text)}", style=self._style("dim"))
         self._caption.update(lines)
@@ -165,7 +170,7 @@ class CompletionsScreen(Screen):
         if step.problem:
             self._body.update(Text(visible(step.problem)))
             return
-        rows = arrange(build_rows(step), self.sort, self.filter_text)
+        rows = arrange(build_rows(step), self.sort, self.filter_text, self.unique)
         if not rows:
             self._body.update(Text(f"no completion contains {visible(self.filter_text)!r}"))
             return
@@ -227,6 +232,13 @@ class CompletionsScreen(Screen):
     def action_sort(self) -> None:
         """``s``: file order → reward → advantage."""
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self._show_header()
+        self._show_rows()
+        self._scroll.scroll_home(animate=False)
+
+    def action_unique(self) -> None:
+        """``u``: every completion, or one per distinct completion of a group."""
+        self.unique = not self.unique
         self._show_header()
         self._show_rows()
         self._scroll.scroll_home(animate=False)
