@@ -128,3 +128,18 @@ def test_markdown_table_has_every_column(capsys):
     assert header == ("| # | group | `length_reward` | `contains_x_logged_reward` | advantage | chars "
                       "| `n_x` | marks |")
     assert sum(1 for line in out.splitlines() if line.startswith("| ") and line[2].isdigit()) == 16
+
+
+def test_a_completions_file_or_folder_given_directly(capsys, tmp_path):
+    folder = COLLAPSE / "completions"
+    code, out, _ = _run(capsys, str(folder / "completions_00040.parquet"), "--format", "jsonl")
+    assert code == 0 and {json.loads(line)["step"] for line in out.splitlines()} == {40}
+    _, out, _ = _run(capsys, str(folder), "--step", "39")
+    assert "step 39 ·" in out and "at the cap of 16" in out  # the run beside it gives the cap
+    lone = tmp_path / "completions"
+    shutil.copytree(folder, lone)  # no event files anywhere near: the folder alone
+    code, out, _ = _run(capsys, str(lone))
+    assert code == 0 and out.splitlines()[1].startswith("step 60 ·") and "cap" not in out.splitlines()[1]
+    (tmp_path / "empty" / "completions").mkdir(parents=True)
+    code, _, err = _run(capsys, str(tmp_path / "empty" / "completions"))
+    assert code == 2 and "no readable completions file" in err
