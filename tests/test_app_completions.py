@@ -60,6 +60,9 @@ async def test_enter_on_an_alert_opens_the_completions_at_its_step():
         item = alert(app, "truncation")
         assert item.finding.step == 9  # "reached 1 at step 9": not logged in the fixture
         item.focus()
+        await pilot.pause()
+        footer = raw_screen_text(app).splitlines()[-1]
+        assert "⏎ Completions" in footer and "Detail" not in footer  # what Enter does here
         await pilot.press("enter")
         await shown(pilot, 4)  # the nearest logged step (kept: 1-4 and 34-60)
         text = screen_text(app)
