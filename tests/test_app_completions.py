@@ -27,13 +27,20 @@ def collapse_app():
 
 
 async def settled(pilot) -> None:
+    """The dashboard shows its run and placed its cursor (its own focus calls all ran)."""
     app = pilot.app
     await wait_until(pilot, lambda: app.dashboard.board.cards and app.focused is not None)
     await wait_until(pilot, lambda: app._flush_timer is None and not app.session.dirty)
+    await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
 
 
 def alert(app, rule: str) -> AlertItem:
-    return next(item for item in app.dashboard.query(AlertItem) if item.finding.rule == rule)
+    """The alert of ``rule``, focused as the user would (the dashboard no longer moves the cursor)."""
+    item = next(item for item in app.dashboard.query(AlertItem) if item.finding.rule == rule)
+    app.dashboard.focus_now(item)
+    return item
 
 
 async def shown(pilot, step: int) -> CompletionsScreen:
@@ -45,21 +52,12 @@ async def shown(pilot, step: int) -> CompletionsScreen:
     return screen
 
 
-async def open_from_alert(pilot, rule: str = "truncation") -> CompletionsScreen:
-    await settled(pilot)
-    item = alert(pilot.app, rule)
-    item.focus()
-    await pilot.press("enter")
-    return await shown(pilot, item.finding.step)
-
-
 async def test_enter_on_an_alert_opens_the_completions_at_its_step():
     app = collapse_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await settled(pilot)
         item = alert(app, "truncation")
         assert item.finding.step == 9  # "reached 1 at step 9": not logged in the fixture
-        item.focus()
         await pilot.pause()
         footer = raw_screen_text(app).splitlines()[-1]
         assert "⏎ Completions" in footer and "Detail" not in footer  # what Enter does here
@@ -69,8 +67,7 @@ async def test_enter_on_an_alert_opens_the_completions_at_its_step():
         assert "step 4 (nearest logged to 9)" in text and "from train/completions/clipped_ratio" in text
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is app.dashboard)
-        item = alert(app, "entropy_collapse")
-        item.focus()
+        alert(app, "entropy_collapse")
         await pilot.press("e")
         await shown(pilot, 60)
         text = screen_text(app)
@@ -82,8 +79,9 @@ async def test_keys_step_sort_and_filter():
     app = collapse_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await settled(pilot)
+        alert(app, "entropy_collapse")
         await pilot.press("e")  # from the dashboard: the focused alert's step
-        screen = await shown(pilot, app.focused.finding.step if isinstance(app.focused, AlertItem) else 60)
+        screen = await shown(pilot, 60)
         await pilot.press("home")
         screen = await shown(pilot, 1)
         await pilot.press("right")
@@ -179,6 +177,13 @@ async def test_parquet_files_appearing_while_the_app_runs(tmp_path, poll):
             write(path)
         await wait_until(pilot, lambda: run.completions.steps == [1, 2, 3, 4, 34], timeout=30)
         screen = await shown(pilot, 34)  # following the newest step
+
+        def evidence() -> tuple[str, ...]:
+            findings = app.session.health[app.session.current].findings
+            return next(f.evidence for f in findings if f.rule == "entropy_collapse")
+
+        # The findings quote the newest logged step as soon as it arrives (no new scalar needed).
+        await wait_until(pilot, lambda: evidence() and " at step 34 " in evidence()[0], timeout=30)
         assert "step 34 5/5" in screen_text(app)
         await pilot.press("home")  # a step picked by hand stays put while files arrive
         await shown(pilot, 1)

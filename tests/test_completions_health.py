@@ -80,3 +80,13 @@ def test_the_snapshot_json_carries_the_evidence(capsys):
     findings = {f["rule"]: f for f in document["runs"][0]["findings"]}
     assert findings["entropy_collapse"]["evidence"][0].startswith("16 of 16 at step 60 are identical")
     assert findings["grpo_clip_ratio"]["evidence"] == []
+
+
+def test_reward_hacking_names_the_completion_it_pays_for():
+    findings, run = _findings("grpo_collapse")
+    hacking = replace(findings["entropy_collapse"], rule="reward_hacking", last_step=40, evidence=(),
+                      message="reward hacking: the reward rises while the KL runs away.")
+    (annotated,) = with_text_evidence([hacking], run)
+    assert annotated.evidence == ("the most frequent at step 40 (10 of 16, 62.5%): 'xxxxxxxxxxxxxxxx'",)
+    assert annotated.message == f"reward hacking: the reward rises while the KL runs away; completions: " \
+                                f"{annotated.evidence[0]}."
