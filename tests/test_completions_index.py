@@ -202,3 +202,26 @@ def test_the_watcher_lists_remote_completions_only_with_the_prefix(monkeypatch):
     assert scans == []
     tracker.scan_completions(force=True)
     assert scans == [1]
+
+
+def test_an_unlistable_folder_keeps_the_index_and_is_said_once(tmp_path, monkeypatch):
+    """Only a folder that is gone empties the index: a permission error is not a deletion."""
+    from rltop.ingest import completions as completions_module
+
+    folder = tmp_path / "completions"
+    shutil.copytree(HEALTHY / "completions", folder)
+    follower = CompletionsFollower(str(folder))
+    assert len(follower.scan().added) == 8
+
+    def denied(root, on_problem):
+        on_problem(f"{root}: cannot list directory (Permission denied); skipped")
+        return iter(())
+
+    monkeypatch.setattr(completions_module.storage, "walk", denied)
+    first, second = follower.scan(), follower.scan()
+    assert not first.removed and len(first.problems) == 1 and "Permission denied" in first.problems[0]
+    assert not second  # said once
+    monkeypatch.undo()
+    assert not follower.scan()  # readable again: nothing changed, nothing read again
+    shutil.rmtree(folder)
+    assert sorted(follower.scan().removed) == [1, 2, 3, 4, 5, 6, 59, 60]

@@ -97,6 +97,7 @@ class CompletionsFollower:
         self._steps: dict[str, int] = {}  # path -> its step, for the files summarised
         self._said_missing = False
         self._last_scan: float | None = None
+        self._listing_problems: set[str] = set()  # said once, until the folder lists again
 
     def reset(self) -> None:
         """Forget what was read: the next scan reports every file again (the run was reloaded)."""
@@ -114,6 +115,8 @@ class CompletionsFollower:
         self._last_scan = self.clock()
         update = CompletionsUpdate()
         listed = self._list(update)
+        if listed is None:  # there but unreadable (chmod, a flaky mount): keep the index as it is
+            return update
         for path in [p for p in self._steps if p not in listed]:
             update.removed.append(self._steps.pop(path))
         for path in [p for p in self._versions if p not in listed]:
@@ -143,12 +146,17 @@ class CompletionsFollower:
             update.added.append(summary)
         return update
 
-    def _list(self, update: CompletionsUpdate) -> dict[str, tuple[int, storage.FileStat]]:
-        """path -> (step, stat) of every completions file in the folder (empty when there is none)."""
+    def _list(self, update: CompletionsUpdate) -> dict[str, tuple[int, storage.FileStat]] | None:
+        """path -> (step, stat) of every completions file in the folder (empty when there is none).
+
+        None when the folder exists but cannot be listed: only a folder that is gone empties the
+        index (a permission error is not a deletion); the problem is said once.
+        """
         if storage.kind(self.directory) != "directory":
-            return {}
+            return {} if storage.is_gone(self.directory) else None
+        problems: list[str] = []
         listed: dict[str, tuple[int, storage.FileStat]] = {}
-        for directory, names in storage.walk(self.directory, update.problems.append):
+        for directory, names in storage.walk(self.directory, problems.append):
             if directory.rstrip("/") != storage.absolute(self.directory).rstrip("/"):
                 continue  # only the folder itself: TRL writes no subfolders
             for name in names:
@@ -161,6 +169,11 @@ class CompletionsFollower:
                 except FileNotFoundError:
                     continue  # deleted between the listing and the stat
             break
+        if problems:
+            update.problems.extend(p for p in problems if p not in self._listing_problems)
+            self._listing_problems = set(problems)
+            return None
+        self._listing_problems = set()
         return listed
 
 
