@@ -193,3 +193,31 @@ async def test_parquet_files_appearing_while_the_app_runs(tmp_path, poll):
         assert screen.loaded.summary.step == 1 and "1/6" in screen_text(app)
         (out / "completions" / files[0].name).unlink()  # deleted: the index forgets the step
         await wait_until(pilot, lambda: run.completions.at(1) is None, timeout=30)
+
+
+async def test_a_large_step_draws_the_first_rows_and_says_so(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rltop.ui.screens.completions import MAX_SHOWN
+
+    run = tmp_path / "out" / "large"
+    shutil.copytree(COLLAPSE / "runs", run / "runs")
+    (run / "completions").mkdir()
+    rows = MAX_SHOWN + 56
+    table = pa.table({
+        "step": pa.array([60] * rows, pa.int64()), "prompt": [f"p{i // 8}" for i in range(rows)],
+        "completion": [f"answer {i}" for i in range(rows)], "r": [float(i) for i in range(rows)],
+        "advantage": [0.0] * rows,
+    })
+    pq.write_table(table, run / "completions" / "completions_00060.parquet")
+    app = preloaded_app(paths=[str(run)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settled(pilot)
+        app.open_completions(None)
+        screen = await shown(pilot, 60)
+        body = str(screen.query_one("#completions-body").render())
+        assert f"{MAX_SHOWN} of {rows} shown" in body and "answer 199" in body and "answer 200" not in body
+        await pilot.press("s")  # best reward first: the last rows come first
+        body = str(screen.query_one("#completions-body").render())
+        assert "answer 255" in body and "answer 0\n" not in body

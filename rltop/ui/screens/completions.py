@@ -29,6 +29,7 @@ from rltop.view.numbers import format_short
 from rltop.view.safe_text import visible
 
 NO_COMPLETIONS = "no completions logged for this run: TRL writes them with log_completions=True"
+MAX_SHOWN = 200  # rows drawn at once: a 1024-row step of 8 KB completions would be megabytes of text
 
 
 class StepRead(Message):
@@ -175,10 +176,13 @@ class CompletionsScreen(Screen):
             self._body.update(Text(f"no completion contains {visible(self.filter_text)!r}"))
             return
         body = Text(overflow="fold")
-        for position, row in enumerate(rows):
+        for position, row in enumerate(rows[:MAX_SHOWN]):
             if position:
                 body.append("\n\n")
             self._append_row(body, row)
+        if len(rows) > MAX_SHOWN:
+            body.append(f"\n\n{MAX_SHOWN} of {len(rows)} shown: s sorts, u folds identical ones, / filters; "
+                        "rltop completions prints them all", style=self._style("dim"))
         self._body.update(body)
 
     def _append_row(self, body: Text, row: CompletionRow) -> None:
