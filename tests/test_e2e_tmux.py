@@ -232,3 +232,23 @@ def test_live_writer_two_runs_one_turns_critical(pane_factory, tmp_path, width, 
     finally:
         for writer in writers.values():
             writer.close()
+
+
+def test_completions_arrive_live_and_enter_on_the_alert_shows_them(pane_factory, tmp_path):
+    """TRL's completions files land while rltop runs: the alert quotes them, Enter shows the step."""
+    collapse = FIXTURES.parent / "trl2" / "grpo_collapse"
+    out = tmp_path / "grpo"
+    shutil.copytree(collapse / "runs", out / "runs")
+    (out / "completions").mkdir()
+    files = sorted((collapse / "completions").iterdir())
+    shutil.copy(files[0], out / "completions" / files[0].name)
+    pane = pane_factory(100, 30, [str(out)])
+    pane.wait_for("CRIT", "entropy", "completions: all 16 at step 1 differ")
+    for path in files[1:]:
+        shutil.copy(path, out / "completions" / path.name)
+    pane.wait_for("16 of 16 at step 60 are identical")
+    pane.tmux("send-keys", "-t", "t", "Enter")
+    pane.wait_for("Completions", "step 60", "×8 identical", "xxxxxxxxxxxxxxxx", "←→ Step")
+    pane.tmux("send-keys", "-t", "t", "Escape")
+    pane.wait_for("Key values")
+    pane.quit_and_check_restored()

@@ -274,3 +274,16 @@ def test_tail_follows_s3_through_an_outage_while_a_local_run_streams(s3, tmp_pat
     assert len(warnings) == 1 and warnings[0].startswith(f"rltop: warning: s3://{BUCKET}/live: cannot reach")
     assert len([line for line in tail.errors if "reachable again" in line]) == 1
     assert not [line for line in tail.errors if "Traceback" in line]
+
+
+def test_completions_from_s3_are_the_completions_from_disk(s3):
+    """TRL's completions/*.parquet under an s3:// output_dir: indexed and read through fsspec."""
+    collapse = ROOT / "tests" / "fixtures" / "trl2" / "grpo_collapse"
+    s3.upload_tree(collapse, "completions_run")
+    url = f"s3://{BUCKET}/completions_run"
+    for argv in (("--step", "58", "--format", "jsonl"), ("--step", "20", "--sort", "reward")):
+        remote = rltop(s3, "completions", url, *argv)
+        disk = local_rltop("completions", str(collapse), *argv)
+        assert remote.returncode == 0 == disk.returncode, remote.stderr
+        assert remote.stdout == disk.stdout and remote.stderr == disk.stderr
+    assert len(remote.stdout.splitlines()) > 16 and "step 34 ·" in remote.stdout

@@ -155,3 +155,25 @@ def test_detail_log_y_on_a_loss_spanning_1e_2_to_1e6(snap_compare, utc, tmp_path
                                                  "train/val/ratio": [1.0] * 200})
     app = preloaded_app(paths=[str(tmp_path)])
     assert snap_compare(app, terminal_size=(120, 36), run_before=_detail("train/loss/value_avg", "l"))
+
+
+def test_completions_opened_from_the_entropy_collapse_alert(snap_compare):
+    """Enter on the alert: the completions at its step, 16 identical answers at the length cap."""
+    from rltop.ui.screens.completions import CompletionsScreen
+    from rltop.ui.widgets.alert_item import AlertItem
+
+    async def from_alert(pilot) -> None:
+        await _settled(pilot)
+        app = pilot.app
+        item = next(i for i in app.dashboard.query(AlertItem) if i.finding.rule == "entropy_collapse")
+        app.dashboard.focus_now(item)  # as a user's key does: the dashboard leaves the cursor there
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompletionsScreen))
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.loaded is not None and screen.loaded.summary.step == 60)
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
+
+    app = preloaded_app(paths=[str(FIXTURES / "trl2" / "grpo_collapse")])
+    assert snap_compare(app, terminal_size=(100, 30), run_before=from_alert)

@@ -25,6 +25,7 @@ from rltop.health.reward_rules import reward_rules
 from rltop.health.rule_base import NO_BAND, Band, Context, Rule
 from rltop.health.rules import RuleParams, Rules
 from rltop.health.stall import judge_stall
+from rltop.health.text_evidence import with_text_evidence
 from rltop.health.verdicts import judge_slot
 from rltop.model.catalog import MetricInfo, describe, trainer_kind
 from rltop.model.run import CONFIG_TAG, Run, Store
@@ -160,6 +161,7 @@ class HealthEngine:
             if stall is not None:
                 findings.append(stall)
         findings.sort(key=_worst_first)
+        findings = with_text_evidence(findings, run)
         has_points = any(len(series) for series in run.series.values())
         return RunHealth(
             run=run.name,

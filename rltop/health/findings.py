@@ -66,6 +66,8 @@ class Finding:
     stage: Stage = Stage.SYMPTOM
     acknowledged: bool = False  # over, and the user saw every episode of it
     spans: tuple[tuple[int, int], ...] = ()  # (first, last) step of each episode, oldest first
+    # What other sources add (the completions the policy wrote at its step), also in ``message``.
+    evidence: tuple[str, ...] = ()
 
     @property
     def is_note(self) -> bool:

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rltop.ingest import storage
+from rltop.ingest.completions import CompletionsUpdate
 from rltop.ingest.reading import Decoded
 from rltop.ingest.sessions import session_label
-from rltop.model.run import Store
+from rltop.model.run import Run, Store
 from rltop.model.series import Points
 
 # RunEvent kinds, in one place so producers and consumers agree on the spelling.
@@ -81,6 +82,8 @@ class ChangeBatch:
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)
     # run name -> (source kind, note, label): what the run is read from and why (`Run.source`…)
     sources: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    # run name -> what its completions folder gained or lost (`Run.completions`, an index only)
+    completions: dict[str, CompletionsUpdate] = field(default_factory=dict)
     time: float = field(default_factory=time.time)  # when the watcher produced the batch
     initial: bool = False  # part of the first read of what was already on disk
     caught_up: bool = False  # the last batch of that first read (may be empty): live from here on
@@ -91,7 +94,8 @@ class ChangeBatch:
 
     def is_empty(self) -> bool:
         """True when the batch carries nothing at all (no points, texts, events or changes)."""
-        return not (self.points or self.texts or self.events or self.changed_runs or self.caught_up)
+        return not (self.points or self.texts or self.events or self.changed_runs or self.caught_up
+                    or self.completions)
 
     def add_decoded(
         self,
@@ -131,7 +135,8 @@ class ChangeBatch:
         """Forget everything this batch holds about ``run`` (its directory was just deleted)."""
         self.points = [p for p in self.points if p.run != run]
         self.texts = [t for t in self.texts if t[0] != run]
-        for mapping in (self.changed_runs, self.change_times, self.file_versions, self.configs, self.sources):
+        for mapping in (self.changed_runs, self.change_times, self.file_versions, self.configs, self.sources,
+                        self.completions):
             mapping.pop(run, None)
         self.session_steps = {key: value for key, value in self.session_steps.items() if key[0] != run}
 
@@ -159,6 +164,8 @@ def apply_batch(store: Store, batch: ChangeBatch) -> Changes:
             run.file_version = batch.file_versions[name]
         if name in batch.configs:
             run.source_config = batch.configs[name]
+    for name, update in batch.completions.items():
+        apply_completions(store.run(name, batch.changed_runs.get(name, "")), update)
     for name, tag, step, wall, text in batch.texts:
         store.run(name, batch.changed_runs.get(name, "")).add_text(tag, step, wall, text)
     changes: Changes = []
@@ -179,3 +186,13 @@ def apply_batch(store: Store, batch: ChangeBatch) -> Changes:
         first_index[key] = min(first, first_index.get(key, first))
     changes.extend((run, tag, first) for (run, tag), first in first_index.items())
     return changes
+
+
+def apply_completions(run: Run, update: CompletionsUpdate) -> None:
+    """Merge one scan of the run's completions folder into its index."""
+    for step in update.removed:
+        run.completions.remove(step)
+    for summary in update.added:
+        run.completions.add(summary)
+    if update.note is not None:
+        run.completions.note = update.note

@@ -10,12 +10,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rltop.ingest import storage
+from rltop.ingest import sources, storage
+from rltop.ingest.completions import CompletionsFollower, folder_of
 from rltop.ingest.discovery import Discovery, DiscoveryError, compile_filter, discover
-from rltop.ingest.feed import ChangeBatch, Changes, apply_batch
+from rltop.ingest.feed import ChangeBatch, Changes, apply_batch, apply_completions
 from rltop.ingest.runfiles import RunFiles
 from rltop.ingest.sessions import SessionGrouper, group_sources
-from rltop.model.run import Store
+from rltop.model.run import Run, Store
 
 
 @dataclass
@@ -93,8 +94,16 @@ def _load(
         run.source, run.source_note, run.source_label = source.kind, source.note, source.label
         files = RunFiles(source.name, source.directory, source.files, source.kind)
         read_run(files, result.store, result.problems, tag_filter)
+        load_completions(result.store.runs[source.name], source.kind, result.problems)
         for series in result.store.runs[source.name].series.values():
             series.compact()  # a one-shot load will not grow: keep 24 bytes a point, no slack
         if on_progress is not None:
             on_progress(result.store.runs[source.name].scalar_count())
     return result
+
+
+def load_completions(run: Run, kind: str, problems: list[str]) -> None:
+    """Index the completions folder of the run's output_dir once (a one-shot load)."""
+    update = CompletionsFollower(folder_of(sources.kind(kind).output_dir(run.directory))).scan()
+    problems.extend(update.problems)
+    apply_completions(run, update)

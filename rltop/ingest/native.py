@@ -34,6 +34,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 
+from rltop.ingest.completions import is_completions_file
 from rltop.ingest.sources import is_source_file
 
 _WANTED = [
@@ -113,9 +114,12 @@ class _Handler(FileSystemEventHandler):
                 src = self._user_path(src)
             if is_source_file(os.path.basename(src)):
                 self._signal.file_changed(src)
+            elif is_completions_file(os.path.basename(src)):
+                self._signal.tree_changed()  # a completions file written: its folder is listed again
             return
         dest = os.fsdecode(getattr(event, "dest_path", "") or "")
-        if is_source_file(os.path.basename(src)) or (dest and is_source_file(os.path.basename(dest))):
+        names = [os.path.basename(src)] + ([os.path.basename(dest)] if dest else [])
+        if any(is_source_file(name) or is_completions_file(name) for name in names):
             self._signal.tree_changed()
 
 

@@ -13,7 +13,8 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from rltop.ingest import storage
+from rltop.ingest import sources, storage
+from rltop.ingest.completions import CompletionsFollower, folder_of
 from rltop.ingest.discovery import RunSource, discover, is_gone
 from rltop.ingest.feed import (
     APPEARED,
@@ -51,6 +52,7 @@ class TrackedRun:
     # Files read to their end at least once: until then a read is history found on disk (dated
     # by the file's mtime), however many windows a large file takes.
     caught_up: set[str] = field(default_factory=set)
+    completions: CompletionsFollower | None = None  # its output_dir's completions/ folder
 
     @property
     def name(self) -> str:
@@ -132,6 +134,8 @@ class Tracker:
                     self.ignored.add(owner)
                     continue
                 tracked = self.runs[owner] = TrackedRun(RunFiles(source.name, owner, kind=source.kind))
+                tracked.completions = CompletionsFollower(
+                    folder_of(sources.kind(source.kind).output_dir(owner)))
                 tracked.source = (source.kind, source.note, source.label)
                 self._event(APPEARED, source.name, f"new run {source.name} ({owner})", owner)
                 self.batch.sources[source.name] = tracked.source
@@ -298,6 +302,8 @@ class Tracker:
         self.batch.sources[name] = tracked.source
         tracked.caught_up.clear()
         tracked.files.reset()
+        if tracked.completions is not None:
+            tracked.completions.reset()  # the run's index is dropped too: send it whole again
         for path in tracked.files.paths:
             while True:
                 read = tracked.files.read(path)
@@ -328,6 +334,34 @@ class Tracker:
         if live:
             tracked.live = True
             tracked.stalled = False
+
+    # -- completions ----------------------------------------------------------------------------
+
+    def scan_completions(self, force: bool = False) -> None:
+        """List each run's completions folder (each at most every second unless ``force``).
+
+        A remote folder is listed only when ``force`` (the watcher's relisting of the prefix): a
+        listing is a request, and an idle remote run must stay at about one request a poll.
+        """
+        for tracked in sorted(self.runs.values(), key=lambda t: t.name):
+            follower = tracked.completions
+            if follower is None:
+                continue
+            if not force and (storage.is_remote(follower.directory) or not follower.due()):
+                continue
+            update = follower.scan()
+            for problem in update.problems:
+                self._event(FILE_ERROR, tracked.name, problem)
+            update.problems = []
+            if not update:
+                continue
+            known = self.batch.completions.get(tracked.name)
+            if known is None:
+                self.batch.completions[tracked.name] = update
+            else:
+                known.added.extend(update.added)
+                known.removed.extend(update.removed)
+                known.note = update.note if update.note is not None else known.note
 
     # -- staleness ------------------------------------------------------------------------------
 

@@ -272,6 +272,7 @@ class _Follower:
                 if self._observer is not None:
                     self._observer.rewatch()
             tracker.read_dirty(self.stopping.is_set, self._flush_if_big)
+            tracker.scan_completions(force=rescan)
             if tracker.rescan_due:  # a file vanished: the listing says whether it or its run went
                 tracker.rescan(read_all=False)
             tracker.check_stalls()

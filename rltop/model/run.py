@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from rltop.model.completions import CompletionIndex
 from rltop.model.series import Series
 
 CONFIG_TAG = "args/text_summary"
@@ -60,6 +61,9 @@ class Run:
     # together they tell "no new point for 7 min" from "the writer buffers" (see README).
     last_point_wall_time: float | None = None
     last_change_time: float | None = None
+    # What the policy wrote: TRL's completions/*.parquet of the run's output_dir, as an index only
+    # (the rows are read from the files when asked: `rltop.ingest.completions.read_step`).
+    completions: CompletionIndex = field(default_factory=CompletionIndex)
 
     def add_points(
         self,

@@ -100,6 +100,7 @@ def finding_dict(finding: Finding, single_precision: bool = False) -> dict[str, 
         "spans": [list(span) for span in finding.spans],
         "stage": finding.stage.name.lower(),
         "acknowledged": finding.acknowledged,
+        "evidence": list(finding.evidence),
     }
 
 

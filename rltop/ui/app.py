@@ -28,7 +28,7 @@ from textual.timer import Timer
 from rltop.ingest.storage import display as display_root
 from rltop.ui import themes
 from rltop.ui.follow_focus import redirect_key
-from rltop.ui.messages import LiveBatch, WatcherFailed
+from rltop.ui.messages import LiveBatch, OpenCompletions, WatcherFailed
 from rltop.ui.palette import palette_commands
 from rltop.ui.screens.dashboard import DashboardScreen
 from rltop.view.chart_options import ChartOptions
@@ -257,7 +257,7 @@ class RltopApp(App[int]):
             await self._show_dashboard()
         self._show_header()
         top = self.screen
-        if top.id == "detail" and (top.run_name in changed_runs or structure):
+        if top.id in ("detail", "completions") and (top.run_name in changed_runs or structure):
             top.refresh_view()
         elif top.id == "runs":
             top.update_rows(session.run_views(), session.clock())
@@ -333,6 +333,18 @@ class RltopApp(App[int]):
 
         if self.session.current is not None and tag in self.store.runs[self.session.current].series:
             self.push_screen(DetailScreen(self.session.current, tag))
+
+    def open_completions(self, step: int | None, tag: str | None = None, run: str | None = None) -> None:
+        """Show the completions of ``run`` (default: the current one) at ``step`` (None: the newest)."""
+        from rltop.ui.screens.completions import CompletionsScreen
+
+        name = run or (self.session.current if self.session is not None else None)
+        if name is not None and name in self.store.runs:
+            self.push_screen(CompletionsScreen(name, step, tag))
+
+    @on(OpenCompletions)
+    def _open_completions(self, message: OpenCompletions) -> None:
+        self.open_completions(message.step, message.tag)
 
     def grid_chart(self, run: str, tag: str) -> ChartData:
         """What the dashboard grid's chart of ``tag`` draws: the run alone, with its thresholds."""

@@ -35,3 +35,16 @@ class OpenDetail(Message):
     def __init__(self, tag: str) -> None:
         super().__init__()
         self.tag = tag
+
+
+class OpenCompletions(Message):
+    """Show what the policy wrote at ``step`` (None: the newest logged step) of the current run.
+
+    Sent by the dashboard's key, an alert (Enter, when its run logged completions), and the detail
+    screen (the cursor's step).
+    """
+
+    def __init__(self, step: int | None = None, tag: str | None = None) -> None:
+        super().__init__()
+        self.step = step
+        self.tag = tag  # the metric it was opened from (the title says so)

@@ -91,6 +91,8 @@ class Session:
         for run, _tag, _first in changes:
             self.dirty.runs.add(run)
         self.dirty.runs.update(name for name in batch.changed_runs if name in self.store.runs)
+        # New completions: evidence of the run's findings and an open completions screen follow.
+        self.dirty.runs.update(name for name in batch.completions if name in self.store.runs)
         for event in batch.events:
             if event.run is not None and event.run in self.store.runs:
                 self.dirty.runs.add(event.run)

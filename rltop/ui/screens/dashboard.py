@@ -26,7 +26,7 @@ from textual.widgets import Footer
 
 from rltop.ui.grid_layout import GRID_MIN_HEIGHT, GRID_MIN_WIDTH, alert_lines, grid_shape
 from rltop.ui.header_info import HeaderInfo
-from rltop.ui.messages import OpenDetail
+from rltop.ui.messages import OpenCompletions, OpenDetail
 from rltop.ui.tag_filter import matches
 from rltop.ui.widgets.alert_item import AlertItem
 from rltop.ui.widgets.alert_strip import AlertStrip
@@ -64,6 +64,7 @@ class DashboardScreen(Screen):
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("a", "acknowledge", "Acknowledge", show=False),
         Binding("c", "toggle_grid", "Charts", show=False),
+        Binding("e", "completions", "Completions", show=False),
     ]
 
     def __init__(self, reading: list[str] | None = None) -> None:
@@ -341,6 +342,14 @@ class DashboardScreen(Screen):
         """``v``: hide or show the runs overview."""
         self.overview_hidden = not self.overview_hidden
         self.show_overview(self._overview_rows)
+
+    def action_completions(self) -> None:
+        """``e``: the completions at the focused alert's step (else at the newest logged step)."""
+        focused = self.focused
+        if isinstance(focused, AlertItem):
+            self.post_message(OpenCompletions(focused.finding.step, focused.finding.tag))
+        else:
+            self.post_message(OpenCompletions(None, self.focused_tag))
 
     def action_acknowledge(self) -> None:
         """``a``: clear the focused metric's latched criticals that are over (red until seen)."""

@@ -61,6 +61,7 @@ class DetailScreen(Screen):
         Binding("s", "smoothing(1)", "Smoothing"),
         Binding("S", "smoothing(-1)", "Less smoothing", show=False),
         Binding("x", "x_axis", "X axis"),
+        Binding("e", "completions", "Completions", show=False),
         Binding("n", "step_metric(1)", "Next"),
         Binding("N", "step_metric(-1)", "Previous", show=False),
         Binding("up,k", "scroll_info(-1)", "Scroll up", show=False),
@@ -121,6 +122,12 @@ class DetailScreen(Screen):
         self.refresh_view()
 
     # -- keys ----------------------------------------------------------------------------------------
+
+    def action_completions(self) -> None:
+        """``e``: what the policy wrote at the cursor's step (or the nearest logged step)."""
+        index = self._cursor_index()
+        step = int(self.sources.main.series.steps[index]) if index is not None else None
+        self.app.open_completions(step, self.tag, self.run_name)
 
     def action_scroll_info(self, lines: int) -> None:
         """Arrows/j/k scroll the explanation below the chart."""

@@ -13,6 +13,7 @@ from textual.widgets import Static
 KEYS = (
     ("↑ ↓ ← → / h j k l", "move between alerts and metrics"),
     ("Enter", "detail chart of the metric (or of the alert's metric)"),
+    ("e", "completions at the alert's or cursor's step (Enter on an alert too)"),
     ("Esc", "back; on the dashboard: clear the filter"),
     ("/", "filter tags by regular expression (case-insensitive, like TensorBoard)"),
     ("a", "acknowledge: a critical that is over stays red until you press a on it"),

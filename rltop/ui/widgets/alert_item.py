@@ -15,7 +15,7 @@ from textual.widget import Widget
 from rltop.health.findings import Finding
 from rltop.ui.follow_focus import KeyOrigin
 from rltop.ui.levels import LEVEL_CLASSES
-from rltop.ui.messages import OpenDetail
+from rltop.ui.messages import OpenCompletions, OpenDetail
 from rltop.view.alerts import AlertView
 from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES, NOTE_ICON, NOTE_NAME
 from rltop.view.safe_text import visible
@@ -30,10 +30,14 @@ gives up its "(over)" and "(3 episodes)" notes."""
 
 
 class AlertItem(KeyOrigin, Widget, can_focus=True):
-    """A focusable alert; Enter opens the detail of its metric."""
+    """A focusable alert; Enter opens the detail of its metric (its completions, when logged)."""
 
     BINDINGS = [
+        # Enter opens what the policy wrote when the run logged completions, else the detail: the
+        # first binding whose action `check_action` allows runs (and only that one is in the footer).
+        Binding("enter", "open_completions", "Completions"),
         Binding("enter", "open", "Detail"),
+        Binding("e", "completions", "Completions", show=False),
         Binding("up,k", "move(-1)", "Up", show=False),
         Binding("down,j", "move(1)", "Down", show=False),
     ]
@@ -131,9 +135,31 @@ class AlertItem(KeyOrigin, Widget, can_focus=True):
     def on_blur(self) -> None:
         self.refresh(layout=True)
 
+    def has_completions(self) -> bool:
+        """The alert's run logged completions (TRL ``log_completions``)."""
+        session = getattr(self.app, "session", None)
+        run = session.store.runs.get(self.finding.run) if session is not None else None
+        return run is not None and bool(run.completions)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Enter is "Completions" on an alert of a run with completions, "Detail" on the others."""
+        if action == "open_completions":
+            return self.has_completions()
+        if action == "open":
+            return not self.has_completions()
+        return True
+
     def action_open(self) -> None:
         """Enter: ask the screen for the detail view of this metric."""
         self.post_message(OpenDetail(self.finding.tag))
+
+    def action_open_completions(self) -> None:
+        """Enter on an alert of a run that logged completions: those at the alert's step."""
+        self.action_completions()
+
+    def action_completions(self) -> None:
+        """``e``: what the policy wrote at the alert's step (or the nearest logged step)."""
+        self.post_message(OpenCompletions(self.finding.step, self.finding.tag))
 
     def action_move(self, direction: int) -> None:
         """Up/down: the screen knows the neighbours (other alerts, then the metric cards)."""
@@ -146,8 +172,11 @@ class AlertItem(KeyOrigin, Widget, can_focus=True):
         if noted is not None:
             noted()
         self.focus()
-        if event.chain >= 2:
-            self.action_open()
+        if event.chain >= 2:  # a double click does what Enter does
+            if self.has_completions():
+                self.action_open_completions()
+            else:
+                self.action_open()
 
 
 def _classes(alert: AlertView) -> str:
