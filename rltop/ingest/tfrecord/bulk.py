@@ -120,10 +120,16 @@ def _decode(data, starts, lengths, plugins: dict[str, str], tensors: bool) -> De
         # Stable radix sort on small integers: O(n), and file order is kept within each tag.
         small = tag_ids.astype(np.uint16) if len(tag_names) < 1 << 16 else tag_ids
         order = np.argsort(small, kind="stable")
-        bounds = np.flatnonzero(np.diff(tag_ids[order])) + 1
-        for group in np.split(order, bounds):
-            name = tag_names[int(tag_ids[group[0]])]
-            batch.scalars[name] = Points(fast.steps[group], fast.walls[group], fast.values[group])
+        sorted_ids = tag_ids[order]
+        steps, walls, values = fast.steps[order], fast.walls[order], fast.values[order]
+        bounds = [0, *(np.flatnonzero(sorted_ids[1:] != sorted_ids[:-1]) + 1).tolist(), order.size]
+        # Each tag's points are slices of the sorted columns: one gather per column in all.
+        for begin, end, tag_id in zip(bounds[:-1], bounds[1:], sorted_ids[bounds[:-1]].tolist()):
+            batch.scalars[tag_names[tag_id]] = Points(steps[begin:end], walls[begin:end], values[begin:end])
+        batch.lowest_step = int(steps.min())
+    if slow_points:
+        slow_lowest = min(point[1] for points in slow_points.values() for point in points)
+        batch.lowest_step = slow_lowest if batch.lowest_step is None else min(batch.lowest_step, slow_lowest)
     for name, points in slow_points.items():
         _merge_slow(batch, name, points, fast_index, tag_ids, tag_names)
     return batch

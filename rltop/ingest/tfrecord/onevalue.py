@@ -254,9 +254,10 @@ def tag_dictionary(data: bytes, tag_start: np.ndarray, tag_len: np.ndarray):
     exact = tag_len == tag_len[representative]
     for word in words:
         exact &= word == word[representative]
+    firsts = tag_start[first].tolist()
     names = [
-        data[int(tag_start[i]) : int(tag_start[i] + tag_len[i])].decode("utf-8", "replace")
-        for i in first.tolist()
+        data[begin : begin + size].decode("utf-8", "replace")
+        for begin, size in zip(firsts, tag_len[first].tolist())
     ]
     # Two different digests could still decode to the same name (invalid UTF-8 replaced):
     # merge such ids so one tag never becomes two series.
