@@ -66,6 +66,12 @@ class PointsBatch:
         """Add points written after those already held."""
         self._parts.append(points)
 
+    def take(self) -> Points:
+        """All the points, given away: the batch holds none of them afterwards."""
+        points = self.points
+        self._parts = [Points(points.steps[:0], points.wall_times[:0], points.values[:0])]
+        return points
+
     def __len__(self) -> int:
         return sum(len(part) for part in self._parts)
 
@@ -182,11 +188,14 @@ class ChangeBatch:
         self.session_steps = {key: value for key, value in self.session_steps.items() if key[0] != run}
 
 
-def apply_batch(store: Store, batch: ChangeBatch) -> Changes:
+def apply_batch(store: Store, batch: ChangeBatch, consume: bool = False) -> Changes:
     """Apply one batch to a consumer's store; return (run, tag, first changed index) per series.
 
     Call it in the thread that owns ``store``. Removed runs are dropped first, so a run deleted
-    and re-created within one batch comes back fresh.
+    and re-created within one batch comes back fresh. ``consume``: the batch is applied once and
+    dropped (a one-shot load): a new series keeps the batch's joined columns instead of copying
+    them, and each tag's points are let go as soon as they are in, so a load never holds a file's
+    points twice.
     """
     for event in batch.events:
         if event.kind in (REMOVED, RELOADED) and event.run is not None:
@@ -219,8 +228,10 @@ def apply_batch(store: Store, batch: ChangeBatch) -> Changes:
             for tag, index in (replaced or {}).items():
                 key = (points.run, tag)
                 first_index[key] = min(index, first_index.get(key, index))
-        new = points.points
-        first = run.add_points(points.tag, new.steps, new.wall_times, new.values, new.single_precision)
+        new = points.take() if consume else points.points
+        first = run.add_points(
+            points.tag, new.steps, new.wall_times, new.values, new.single_precision, adopt=consume
+        )
         key = (points.run, points.tag)
         first_index[key] = min(first, first_index.get(key, first))
     changes.extend((run, tag, first) for (run, tag), first in first_index.items())

@@ -54,7 +54,7 @@ def read_run(
         else:
             batch.changed_runs.pop(files.name, None)  # nothing new: keep the old change time
         if not batch.is_empty():
-            changes.extend(apply_batch(store, batch))
+            changes.extend(apply_batch(store, batch, consume=True))
         tail = files.unfinished(path)  # a one-shot load says what the end of the file hides
         if tail is not None:
             problems.append(tail)

@@ -68,12 +68,15 @@ class Run:
         wall_times: np.ndarray,
         values: np.ndarray,
         single_precision: bool = True,
+        adopt: bool = False,
     ) -> int:
-        """Append points to ``tag`` (created on first use); return the first changed index."""
+        """Append points to ``tag`` (created on first use); return the first changed index.
+
+        ``adopt``: the caller gives the arrays away (`Series.append`)."""
         series = self.series.get(tag)
         if series is None:
             series = self.series[tag] = Series(tag)
-        first = series.append(steps, wall_times, values, single_precision)
+        first = series.append(steps, wall_times, values, single_precision, adopt=adopt)
         if len(wall_times):
             newest = float(np.max(wall_times))
             if self.last_point_wall_time is None or newest > self.last_point_wall_time:

@@ -33,13 +33,6 @@ MAX_FAST_TAG = 120  # tags up to this length take the vectorised path
 _MAX_META = 64  # metadata up to this length is compared word by word
 _MIN_FAST_RECORD = 22
 _HASH_PRIME = np.uint64(0x100000001B3)
-# _TAIL_MASKS[r + _MASK_OFFSET] keeps the low r bytes of a little-endian word: all 8 for r >= 8,
-# none for r <= 0 (a word past the field's end), so no per-word clipping is needed.
-_MASK_OFFSET = 8 * ((max(MAX_FAST_TAG, _MAX_META) + 7) // 8)
-_TAIL_MASKS = np.array(
-    [(1 << (8 * min(max(i - _MASK_OFFSET, 0), 8))) - 1 for i in range(2 * _MASK_OFFSET + 1)],
-    dtype=np.uint64,
-)
 # The suffix kinds: simple value, tensor float_val, tensor content.
 SIMPLE, FLOAT_VAL, CONTENT = 0, 1, 2
 _FLOAT_VAL_HEAD = 0x042A01080842  # 42 08 08 01 2a 04 (little-endian, 6 bytes)
@@ -135,9 +128,12 @@ def decode_one_value(
     good = crcs == strided_view(data, "<u4")[record_starts + lengths[rows]]
     corrupt[rows[~good]] = True
     ok[rows[good]] = True
-    tensor_rows = kind != SIMPLE
-    tensor_tags = {names[i] for i in np.unique(tag_ids[tensor_rows & good]).tolist()}
-    metadata_tags = {names[i] for i in np.unique(tag_ids[tensor_rows & good & (meta_len > 0)]).tolist()}
+    tensor_tags: set[str] = set()
+    metadata_tags: set[str] = set()
+    if int(kind.max()) != SIMPLE:
+        tensor_rows = (kind != SIMPLE) & good
+        tensor_tags = {names[i] for i in set(tag_ids[tensor_rows].tolist())}
+        metadata_tags = {names[i] for i in set(tag_ids[tensor_rows & (meta_len > 0)].tolist())}
     if not good.all():
         tag_ids, step, wall_words, value_words = (a[good] for a in (tag_ids, step, wall_words, value_words))
     walls = wall_words.view(np.float64)
@@ -232,23 +228,32 @@ def _varint_words(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def tag_dictionary(data: bytes, tag_start: np.ndarray, tag_len: np.ndarray):
-    """Group records by exact tag bytes: (id per record, names by id, exact-match mask)."""
+    """Group records by exact tag bytes: (id per record, names by id, exact-match mask).
+
+    A tag is read as whole words that cover it exactly: words from its start, and one word that
+    ends at its end (so nothing past the tag is read and no word needs masking). A tag shorter
+    than a word is read with the header bytes before it, which are equal for equal tag lengths
+    and layouts; records of one tag that differ there get two ids, merged by name below.
+    """
     words_view = strided_view(data, "<u8")
-    last_word = words_view.size - 1
-    word_count = (int(tag_len.max()) + 7) // 8 if tag_len.size else 0
+    longest = int(tag_len.max()) if tag_len.size else 0
+    tag_end = tag_start + tag_len
+    last = tag_end - 8  # the word ending at the tag's end
     words = []
     digest = tag_len.astype(np.uint64)
-    mask_base = tag_len + _MASK_OFFSET
-    for k in range(word_count):
+    for k in range(max((longest - 1) // 8, 0)):
+        # Word k from the start while it lies inside the tag; past that, zero (a copy of the last
+        # word would cancel out of the digest and make two tags collide).
         at = tag_start + 8 * k
-        # A word starting inside its tag is always readable (the value and CRC follow the tag);
-        # only the last records of the buffer can point past its end, and only with masked words.
-        tail = int(np.searchsorted(at, last_word, side="right"))
-        if tail < at.size:
-            at[tail:] = np.minimum(at[tail:], last_word)
-        word = words_view[at] & _TAIL_MASKS[mask_base - 8 * k]
+        inside = at <= last
+        word = words_view[np.minimum(at, last)]
+        if not inside.all():
+            word = np.where(inside, word, np.uint64(0))
         words.append(word)
         digest = digest * _HASH_PRIME ^ word
+    # The last word goes in last: a multiplication carries a word's high bytes out of the digest.
+    words.append(words_view[last])
+    digest = digest * _HASH_PRIME ^ words[-1]
     first, inverse = _group_digests(digest)
     representative = first[inverse]
     exact = tag_len == tag_len[representative]
