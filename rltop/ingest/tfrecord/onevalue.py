@@ -271,22 +271,28 @@ def tag_dictionary(data: bytes, tag_start: np.ndarray, tag_len: np.ndarray):
     return remap[inverse], names, exact
 
 
-_BUCKETS = 1 << 16
+_SMALL_BUCKETS = 1 << 12  # a table that stays in the first-level cache: a run's tags fit easily
+_BUCKETS = 1 << 16  # for thousands of tags (many collisions in the small table)
 
 
 def _group_digests(digest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(index of the first record of each distinct digest, group number of every record).
 
-    A 65536-bucket table finds the first record of each bucket in O(n) (np.unique would sort the
-    whole column); records whose digest differs from their bucket's first record (a bucket
-    collision, rare with the few hundred tags of a run) are grouped by np.unique on their own.
+    A bucket table finds the first record of each bucket in O(n) (np.unique would sort the whole
+    column); records whose digest differs from their bucket's first record (a bucket collision)
+    are grouped by np.unique on their own. The small table is tried first; when more than a few
+    records collide in it, the large one is used.
     """
     count = digest.size
-    bucket = ((digest ^ (digest >> np.uint64(29))) & np.uint64(_BUCKETS - 1)).astype(np.int64)
-    rep = first_of_key(bucket, _BUCKETS)
-    collided = digest != digest[rep]
-    if collided.any():
+    mixed = digest ^ (digest >> np.uint64(29))
+    for buckets in (_SMALL_BUCKETS, _BUCKETS):
+        bucket = (mixed & np.uint64(buckets - 1)).astype(np.int64)
+        rep = first_of_key(bucket, buckets)
+        collided = digest != digest[rep]
         rows = np.flatnonzero(collided)
+        if rows.size * 32 <= count:
+            break
+    if rows.size:
         _, first_rows, inverse_rows = np.unique(digest[rows], return_index=True, return_inverse=True)
         rep[rows] = rows[first_rows][inverse_rows]
     first = np.flatnonzero(rep == np.arange(count))
