@@ -47,8 +47,9 @@ if TYPE_CHECKING:
 
 MIN_REPAINT = 0.25
 """Seconds between two repaints caused by new data (at most 4 per second)."""
-REASSESS_EVERY = 10.0
-"""Seconds between health re-judgements without new data (the stall rule depends on the clock)."""
+FIRST_READ_PAINT_EVERY = 5.0
+"""While the first read runs, the cards and verdicts are drawn at most this often (the header
+shows the progress in between): the whole picture is judged and laid out once it is complete."""
 
 
 class RltopApp(App[int]):
@@ -111,7 +112,7 @@ class RltopApp(App[int]):
         self._watcher = None
         self._flush_timer: Timer | None = None
         self._last_flush = 0.0
-        self._last_assess = 0.0
+        self._last_full_paint = time.monotonic()
         self._theme_problems: list[str] = []
         self.dashboard = DashboardScreen(
             reading=None if store is not None else [display_root(p) for p in self.paths]
@@ -244,9 +245,12 @@ class RltopApp(App[int]):
         if self.paused or self._exit or self._closing or self.dashboard._closing:
             return
         session = self.session
+        if not session.caught_up and time.monotonic() - self._last_full_paint < FIRST_READ_PAINT_EVERY:
+            self._show_progress()  # the first read: judge and lay out once, when it is complete
+            return
+        self._last_full_paint = time.monotonic()
         if session.dirty.runs:
             session.reassess()
-            self._last_assess = time.monotonic()
         self._observe_alerts()
         structure = session.dirty.structure
         changed_runs = session.dirty.runs | session.dirty.verdicts
@@ -280,6 +284,15 @@ class RltopApp(App[int]):
         self.dashboard.show_overview(session.overview_rows())
         await self.dashboard.show_run(view, calm, focus_tag or self.dashboard.focused_tag)
 
+    def _show_progress(self) -> None:
+        """The first read's progress: points read so far, on the waiting screen or in the header."""
+        session = self.session
+        if session.current is None:
+            roots = [display_root(p) for p in self.paths]
+            self.dashboard.show_waiting(roots, loading=(session.loaded_points, len(self.store.runs)))
+        else:
+            self._show_header()
+
     def _announce_criticals(self) -> None:
         """A toast for every run that turned critical (its overview line stays highlighted)."""
         for text in self.session.take_announcements():
@@ -303,7 +316,7 @@ class RltopApp(App[int]):
             self._alerts.observe(self.session.store, self.session.health, self.session.caught_up)
 
     async def _tick(self) -> None:
-        """Once a second: the header's clock text; every REASSESS_EVERY s the health (stall rule)."""
+        """Once a second: the header's clock text, and the runs whose stall verdict is due."""
         if self._alerts is not None:
             self._alerts.tick()
             if self.paused:  # the screen is frozen; the alerts are not
@@ -311,9 +324,9 @@ class RltopApp(App[int]):
                 self._observe_alerts()
         if self.paused:
             return
-        if time.monotonic() - self._last_assess >= REASSESS_EVERY and self.store.runs:
-            self._last_assess = time.monotonic()
-            changed = self.session.reassess(set(self.store.runs))
+        stale = self.session.stale_runs() if self.session.caught_up else set()
+        if stale:
+            changed = self.session.reassess(stale)
             self._observe_alerts()
             if changed:
                 self.session.dirty.verdicts.update(changed)

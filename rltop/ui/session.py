@@ -81,6 +81,8 @@ class Session:
         """Runs that turned critical since the app last looked (announced once, then cleared)."""
         self.attention: set[str] = set()
         """Runs that turned critical and have not been shown since: highlighted in the overview."""
+        self._stall_due: dict[str, float] = {}
+        """Run -> when its stall verdict can next change without new data (`stale_runs`)."""
 
     # -- input ---------------------------------------------------------------------------------------
 
@@ -100,6 +102,7 @@ class Session:
             self.dirty.structure = True
             for gone in (before - set(self.store.runs)) | reloaded:
                 self.health.pop(gone, None)
+                self._stall_due.pop(gone, None)
                 self._metric_views.pop(gone, None)
                 self._views.pop(gone, None)
                 self.attention.discard(gone)
@@ -135,7 +138,19 @@ class Session:
                     self.attention.add(name)
             self.health[name] = health
             self._views.pop(name, None)
+            due = self.engine.next_stall_change(run, now)
+            if due is None:
+                self._stall_due.pop(name, None)
+            else:
+                self._stall_due[name] = due
         return changed
+
+    def stale_runs(self) -> set[str]:
+        """Runs whose stall verdict may have changed with the clock alone: each run is judged
+        again when its age passes its next limit (a multiple of its own cadence), not on every
+        tick, so an idle dashboard of 200 runs judges almost nothing."""
+        now = self.clock()
+        return {name for name, due in self._stall_due.items() if due <= now and name in self.store.runs}
 
     def acknowledge(self, tag: str | None) -> None:
         """The user saw the latched criticals of ``tag`` (None: the whole current run) that are over."""
