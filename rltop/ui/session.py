@@ -19,7 +19,7 @@ from rltop.health.findings import Level
 from rltop.ingest.feed import RELOADED, ChangeBatch, apply_batch
 from rltop.model.run import CONFIG_TAG, Run, Store
 from rltop.ui.header_info import HeaderInfo
-from rltop.view.fleet import OverviewRow, overview_row, state_counts, worst_run
+from rltop.view.fleet import OverviewRow, overview_row, overview_values, state_counts, worst_run
 from rltop.view.group_view import GroupRow, GroupView, build_group_views, group_row
 from rltop.view.humanize import format_rate
 from rltop.view.metric_view import MetricView
@@ -81,6 +81,7 @@ class Session:
         """Runs that turned critical since the app last looked (announced once, then cleared)."""
         self.attention: set[str] = set()
         """Runs that turned critical and have not been shown since: highlighted in the overview."""
+        self._overview_values: dict[str, tuple[RunView, tuple[tuple[str, str], ...]]] = {}
         self._stall_due: dict[str, float] = {}
         """Run -> when its stall verdict can next change without new data (`stale_runs`)."""
 
@@ -103,6 +104,7 @@ class Session:
             for gone in (before - set(self.store.runs)) | reloaded:
                 self.health.pop(gone, None)
                 self._stall_due.pop(gone, None)
+                self._overview_values.pop(gone, None)
                 self._metric_views.pop(gone, None)
                 self._views.pop(gone, None)
                 self.attention.discard(gone)
@@ -247,7 +249,7 @@ class Session:
 
     def display_names(self) -> dict[str, str]:
         """Run name -> display name, for the runs shown now (shared parts dropped)."""
-        if set(self._display_names) != set(self.store.runs):
+        if self._display_names.keys() != self.store.runs.keys():  # (compared in C, no sets built)
             self._display_names = store_display_names(self.store)
             self._views.clear()
         return self._display_names
@@ -292,7 +294,12 @@ class Session:
             group = leading.get(view.name)
             if group is not None:
                 rows.append(group_row(group))
-            rows.append(overview_row(view, view.name == self.current, view.name in self.attention, now))
+            # A run's key values change only with its view; the ages tick every second.
+            kept = self._overview_values.get(view.name)
+            if kept is None or kept[0] is not view:
+                kept = self._overview_values[view.name] = (view, overview_values(view))
+            selected, attention = view.name == self.current, view.name in self.attention
+            rows.append(overview_row(view, selected, attention, now, kept[1]))
         return rows
 
     def take_announcements(self) -> list[str]:
