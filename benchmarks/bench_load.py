@@ -159,7 +159,9 @@ def report(size: str, names: list[str]) -> dict[str, dict]:
 
 def main() -> None:
     """Command line."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--all", action="store_true", help="every README row (tbparse is skipped at 6M)")
     parser.add_argument("--sizes", nargs="+", default=["medium"], choices=[*SIZES, *EXTRA_SIZES])
     parser.add_argument("--readers", nargs="+", choices=[*READERS, "rustboard"])

@@ -132,6 +132,17 @@ class Run:
         # Points before the first session's first step (step 0 texts, odd logs) belong to it.
         return [labels[i] for i in np.maximum(index, 0).tolist()]
 
+    def single_session(self, steps: np.ndarray) -> str | None:
+        """The one session all these steps belong to ("" without session information), or None
+        when they span several (then `session_labels` says which)."""
+        starts, labels = self.session_starts()
+        if len(labels) <= 1 or len(steps) == 0:
+            return labels[0] if labels else ""
+        index = np.searchsorted(np.asarray(starts, dtype=np.int64), np.asarray(steps), side="right") - 1
+        index = np.maximum(index, 0)
+        first = int(index[0])
+        return labels[first] if bool(np.all(index == first)) else None
+
     @property
     def resumed_at(self) -> int | None:
         """The step the latest session began at, when the run was resumed (None otherwise)."""

@@ -47,6 +47,10 @@ if TYPE_CHECKING:
 
 MIN_REPAINT = 0.25
 """Seconds between two repaints caused by new data (at most 4 per second)."""
+LIVE_CPU_BUDGET = 0.008
+"""Share of a core the live repaints may use: when drawing costs more, repaints are spaced out
+(up to `MAX_REPAINT_GAP`); new data is still judged at once, and a changed level is drawn at once."""
+MAX_REPAINT_GAP = 5.0
 FIRST_READ_PAINT_EVERY = 5.0
 """While the first read runs, the cards and verdicts are drawn at most this often (the header
 shows the progress in between): the whole picture is judged and laid out once it is complete."""
@@ -113,6 +117,8 @@ class RltopApp(App[int]):
         self._flush_timer: Timer | None = None
         self._last_flush = 0.0
         self._last_full_paint = time.monotonic()
+        self._repaint_gap = MIN_REPAINT  # seconds between full repaints while live (adapted)
+        self._paint_clock = (time.monotonic(), time.thread_time())  # at the last full repaint
         self._theme_problems: list[str] = []
         self.dashboard = DashboardScreen(
             reading=None if store is not None else [display_root(p) for p in self.paths]
@@ -248,6 +254,19 @@ class RltopApp(App[int]):
         if not session.caught_up and time.monotonic() - self._last_full_paint < FIRST_READ_PAINT_EVERY:
             self._show_progress()  # the first read: judge and lay out once, when it is complete
             return
+        if session.caught_up and not session.dirty.structure and session.dirty.runs:
+            # Live data: judge it now; draw it now only if a level changed or the gap has passed.
+            alarms = session.alarm_state()
+            session.reassess()
+            session.dirty.verdicts |= session.dirty.runs
+            session.dirty.runs.clear()
+            wait = self._last_full_paint + self._repaint_gap - time.monotonic()
+            if wait > 0 and session.alarm_state() == alarms:
+                self._observe_alerts()
+                self._show_header()
+                self._flush_timer = self.set_timer(wait, self._repaint, name="rltop-repaint")
+                return
+        self._adapt_repaint_gap()
         self._last_full_paint = time.monotonic()
         if session.dirty.runs:
             session.reassess()
@@ -283,6 +302,17 @@ class RltopApp(App[int]):
             calm = "✔ " + calm_sentence(len(view.rows))
         self.dashboard.show_overview(session.overview_rows())
         await self.dashboard.show_run(view, calm, focus_tag or self.dashboard.focused_tag)
+
+    def _adapt_repaint_gap(self) -> None:
+        """Space live repaints so that drawing (this thread's CPU) stays within LIVE_CPU_BUDGET."""
+        wall, cpu = time.monotonic(), time.thread_time()
+        last_wall, last_cpu = self._paint_clock
+        self._paint_clock = (wall, cpu)
+        if not self.session.caught_up or wall <= last_wall:
+            return
+        share = (cpu - last_cpu) / (wall - last_wall)
+        gap = self._repaint_gap * min(max(share / LIVE_CPU_BUDGET, 0.5), 2.0)
+        self._repaint_gap = min(max(gap, MIN_REPAINT), MAX_REPAINT_GAP)
 
     def _show_progress(self) -> None:
         """The first read's progress: points read so far, on the waiting screen or in the header."""

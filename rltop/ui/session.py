@@ -147,6 +147,14 @@ class Session:
                 self._stall_due[name] = due
         return changed
 
+    def alarm_state(self) -> dict[str, tuple]:
+        """Run -> its level and which rules fire on which tags at which level: what must reach the
+        screen at once when it changes (a changed value in an alert's text can wait)."""
+        return {
+            name: (health.level, sorted((f.rule, f.tag, f.level) for f in health.findings))
+            for name, health in self.health.items()
+        }
+
     def stale_runs(self) -> set[str]:
         """Runs whose stall verdict may have changed with the clock alone: each run is judged
         again when its age passes its next limit (a multiple of its own cadence), not on every

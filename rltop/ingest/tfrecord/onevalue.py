@@ -150,7 +150,9 @@ def _group_key(tag_ids: np.ndarray, size: np.ndarray, kind: np.ndarray, meta_len
     return tag_ids * int(dense[-1] + 1) + dense[layout]
 
 
-def _same_words(data: bytes, field_start: np.ndarray, field_len: np.ndarray, template: np.ndarray) -> np.ndarray:
+def _same_words(
+    data: bytes, field_start: np.ndarray, field_len: np.ndarray, template: np.ndarray
+) -> np.ndarray:
     """Whether each record's bytes ``[field_start, field_start + field_len)`` equal its template's.
 
     Words are read backwards from the field's end (only the payload CRC follows it) so that no
