@@ -82,7 +82,7 @@ def shortest_fixed(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
         _, hi[rows] = _bisect(low_bits[rows], shift[rows], even[rows], np.zeros(rows.size, np.int64),
                               start[rows] - 1)
     digits = hi
-    quotient = _rounded(low_bits, shift, digits)
+    quotient, _ = _rounded(low_bits, shift, digits)
     carry = quotient >= _POW10[digits]
     integer = integer + carry
     quotient = np.where(carry, 0, quotient)
@@ -101,28 +101,32 @@ def _bisect(low_bits, shift, even, lo: np.ndarray, hi: np.ndarray) -> tuple[np.n
         lo = np.where(active & ~ok, middle + 1, lo)
 
 
-def _rounded(low_bits: np.ndarray, shift: np.ndarray, digits: np.ndarray) -> np.ndarray:
-    """``low_bits * 10**digits / 2**shift`` rounded half to even (digits <= shift)."""
-    scaled = low_bits * _POW5[digits]  # the same fraction over 2**(shift - digits)
+def _rounded(low_bits: np.ndarray, shift: np.ndarray, digits: np.ndarray, power: np.ndarray | None = None):
+    """``low_bits * 10**digits / 2**shift`` rounded half to even (digits <= shift), and
+    ``low_bits * 5**digits`` (the same fraction over ``2**(shift - digits)``)."""
+    scaled = low_bits * (_POW5[digits] if power is None else power)
     drop = shift - digits
     quotient = scaled >> drop
-    remainder = scaled - (quotient << drop)
-    half = np.where(drop > 0, np.int64(1) << np.maximum(drop - 1, 0), 1)
-    up = (remainder > half) | ((remainder == half) & (drop > 0) & ((quotient & 1) == 1))
-    return quotient + up
+    twice = (scaled - (quotient << drop)) << 1  # twice the remainder, against the unit 2**drop
+    unit = np.int64(1) << drop
+    up = twice > unit
+    tie = twice == unit  # (never with drop 0: the remainder is 0 there)
+    if tie.any():
+        up |= tie & ((quotient & 1) == 1)
+    return quotient + up, scaled
 
 
 def _valid(low_bits, shift, digits, even) -> np.ndarray:
     """Whether the candidate with ``digits`` fraction digits reads back to the value."""
-    scaled = low_bits * _POW5[digits]
-    quotient = _rounded(low_bits, shift, digits)
-    distance = np.abs((quotient << (shift - digits + 1)) - 2 * scaled)
-    limit = _POW5[digits]
-    return (distance < limit) | ((distance == limit) & even)
+    power = _POW5[digits]
+    quotient, scaled = _rounded(low_bits, shift, digits, power)
+    distance = np.abs((quotient << (shift - digits + 1)) - (scaled << 1))
+    return (distance < power) | ((distance == power) & even)
 
 
 def digit_matrix(numbers: np.ndarray, width: int) -> np.ndarray:
-    """ASCII digits of non-negative integers, right-aligned and zero-padded: shape (n, width).
+    """ASCII digits of non-negative integers, right-aligned and zero-padded: shape (width, n),
+    one row per digit position (the most significant first).
 
     Below 2**53 the digits come from float64 division (exact there: a quotient of x / 10 is at
     least 0.1 away from the next integer unless it is one), several times faster than int64's.
@@ -139,7 +143,7 @@ def digit_matrix(numbers: np.ndarray, width: int) -> np.ndarray:
         for column in range(width - 1, -1, -1):
             rest, digit = np.divmod(rest, 10)
             out[column] = digit + 48
-    return out.T
+    return out
 
 
 def digit_count(numbers: np.ndarray) -> np.ndarray:

@@ -33,16 +33,21 @@ def series_csv(prefix: bytes, steps: np.ndarray, walls: np.ndarray, values: np.n
         _decimals(np.asarray(values, dtype=np.float32 if single else np.float64), single_precision=single),
         _constant(suffix + b"\n", count),
     ]
-    # Slots are built one row per byte position (digit loops write contiguous rows); the matrix
-    # is turned to one row per point once, and the used bytes read in that order are the text.
-    matrix = np.concatenate([slot.T for slot, _ in slots]).T
-    mask = np.concatenate([used.T for _, used in slots]).T
-    return np.ascontiguousarray(matrix)[np.ascontiguousarray(mask)].tobytes()
+    # Slots hold one row per byte position (digit loops write contiguous rows); turned to one row
+    # per point once at the end, the used bytes read in order are the text.
+    matrix = np.ascontiguousarray(np.concatenate([slot for slot, _ in slots]).T)
+    mask = np.ascontiguousarray(np.concatenate([used for _, used in slots]).T)
+    return matrix[mask].tobytes()
 
 
 def _constant(text: bytes, count: int) -> tuple[np.ndarray, np.ndarray]:
-    row = np.frombuffer(text, dtype=np.uint8)
-    return np.broadcast_to(row, (count, row.size)), np.ones((count, row.size), dtype=bool)
+    column = np.frombuffer(text, dtype=np.uint8)[:, None]
+    return np.broadcast_to(column, (column.size, count)), np.ones((column.size, count), dtype=bool)
+
+
+def _right_aligned(width: int, lengths: np.ndarray) -> np.ndarray:
+    """Mask of the last ``lengths[i]`` of ``width`` positions of each point: shape (width, n)."""
+    return np.arange(width)[:, None] >= (width - lengths)[None, :]
 
 
 def _steps(steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -52,9 +57,9 @@ def _steps(steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     counts = digit_count(magnitude)
     width = int(counts.max())
     matrix = digit_matrix(magnitude, width)
-    used = np.arange(width) >= (width - counts)[:, None]
+    used = _right_aligned(width, counts)
     if negative.any():  # (a negative step is rare: numpy's text)
-        _place_texts(matrix, used, np.flatnonzero(negative), format_steps(steps[negative]))
+        matrix, used = _place_texts(matrix, used, np.flatnonzero(negative), format_steps(steps[negative]))
     return matrix, used
 
 
@@ -67,32 +72,36 @@ def _decimals(values: np.ndarray, single_precision: bool) -> tuple[np.ndarray, n
     int_counts = digit_count(integer)
     int_width, frac_width = int(int_counts.max()), int(np.where(done, digits, 1).max())
     count = values.size
-    sign = np.full((count, 1), _MINUS, dtype=np.uint8)
-    sign_used = (np.signbit(values) & done)[:, None]
-    point = np.full((count, 1), _DOT, dtype=np.uint8)
-    int_matrix = digit_matrix(integer, int_width)
-    int_used = np.arange(int_width) >= (int_width - int_counts)[:, None]
-    frac_matrix = digit_matrix(fraction, frac_width)
-    frac_used = np.arange(frac_width) >= (frac_width - digits)[:, None]
-    matrix = np.hstack([sign, int_matrix, point, frac_matrix])
-    used = np.hstack([sign_used, int_used, np.ones((count, 1), dtype=bool), frac_used])
+    matrix = np.concatenate([
+        np.full((1, count), _MINUS, dtype=np.uint8),
+        digit_matrix(integer, int_width),
+        np.full((1, count), _DOT, dtype=np.uint8),
+        digit_matrix(fraction, frac_width),
+    ])
+    used = np.concatenate([
+        (np.signbit(values) & done)[None, :],
+        _right_aligned(int_width, int_counts),
+        np.ones((1, count), dtype=bool),
+        _right_aligned(frac_width, digits),
+    ])
     rest = np.flatnonzero(~done)
     if rest.size:
         texts = format_values(values[rest].astype(np.float64), single_precision)
-        longest = max(len(text) for text in texts)
-        if longest > matrix.shape[1]:
-            pad = longest - matrix.shape[1]
-            matrix = np.hstack([np.full((count, pad), _ZERO, dtype=np.uint8), matrix])
-            used = np.hstack([np.zeros((count, pad), dtype=bool), used])
-        _place_texts(matrix, used, rest, texts)
+        matrix, used = _place_texts(matrix, used, rest, texts)
     return matrix, used
 
 
-def _place_texts(matrix: np.ndarray, used: np.ndarray, rows: np.ndarray, texts: list[str]) -> None:
-    """Put ``texts`` (ASCII) right-aligned into the slot's ``rows``."""
-    width = matrix.shape[1]
-    used[rows] = False
-    for row, text in zip(rows.tolist(), texts):
+def _place_texts(matrix: np.ndarray, used: np.ndarray, points: np.ndarray, texts: list[str]):
+    """Put ``texts`` (ASCII) right-aligned into the slot for ``points`` (widened if needed)."""
+    longest = max(len(text) for text in texts)
+    if longest > matrix.shape[0]:
+        pad = longest - matrix.shape[0]
+        matrix = np.concatenate([np.full((pad, matrix.shape[1]), _ZERO, dtype=np.uint8), matrix])
+        used = np.concatenate([np.zeros((pad, used.shape[1]), dtype=bool), used])
+    width = matrix.shape[0]
+    used[:, points] = False
+    for point, text in zip(points.tolist(), texts):
         data = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-        matrix[row, width - data.size :] = data
-        used[row, width - data.size :] = True
+        matrix[width - data.size :, point] = data
+        used[width - data.size :, point] = True
+    return matrix, used
