@@ -57,7 +57,9 @@ def exact(ours: Path, theirs: Path) -> bool:
 
 def main() -> None:
     """Command line."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--size", default="medium")
     args = parser.parse_args()
     log = write_log(args.size)
