@@ -17,6 +17,7 @@ from rltop.ingest.reading import Decoded
 from rltop.ingest.tfrecord.crc import masked_crc32c_rows
 from rltop.ingest.tfrecord.frames import strided_view
 from rltop.ingest.tfrecord.onevalue import FastRows, decode_one_value
+from rltop.ingest.tfrecord.tags import TagCache
 from rltop.ingest.tfrecord.wire import WireError, decode_event
 from rltop.model.series import Points
 
@@ -32,22 +33,24 @@ class DecodedBatch(Decoded):
 
 
 def decode_records(
-    data: bytes, starts: np.ndarray, lengths: np.ndarray, plugins: dict[str, str]
+    data: bytes, starts: np.ndarray, lengths: np.ndarray, plugins: dict[str, str],
+    tags: TagCache | None = None,
 ) -> DecodedBatch:
     """Decode the records whose payloads are ``data[starts[i] : starts[i] + lengths[i]]``.
 
-    ``plugins`` (tag -> plugin name) is updated in place, as the general decoder does.
+    ``plugins`` (tag -> plugin name) is updated in place, as the general decoder does; ``tags``
+    remembers the file's tags from one call to the next (`rltop.ingest.tfrecord.tags`).
     """
     if starts.size == 0:
         return DecodedBatch()
     before = dict(plugins)
-    batch = _decode(data, starts, lengths, plugins, tensors=True)
+    batch = _decode(data, starts, lengths, plugins, True, tags)
     if batch is None:
         # A record left to the general decoder changes how this tag's tensors read (a plugin set
         # in between): decode its tensor records in file order with everything else.
         plugins.clear()
         plugins.update(before)
-        batch = _decode(data, starts, lengths, plugins, tensors=False)
+        batch = _decode(data, starts, lengths, plugins, False, tags)
         assert batch is not None
     return batch
 
@@ -69,12 +72,13 @@ class _Watched(dict):
         return super().get(tag, default)
 
 
-def _decode(data, starts, lengths, plugins: dict[str, str], tensors: bool) -> DecodedBatch | None:
+def _decode(data, starts, lengths, plugins: dict[str, str], tensors: bool,
+            tags: TagCache | None) -> DecodedBatch | None:
     """One decoding pass; None when tensor records must go to the general decoder after all."""
     batch = DecodedBatch()
     buf = np.frombuffer(data, dtype=np.uint8)
     if starts.size > _FEW_RECORDS:
-        fast = decode_one_value(data, buf, starts, lengths, plugins, tensors)
+        fast = decode_one_value(data, buf, starts, lengths, plugins, tensors, tags)
     else:
         # A live-tail read of a few records: the per-record path costs less than the fixed
         # overhead of some fifty numpy calls.

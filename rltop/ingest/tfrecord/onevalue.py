@@ -27,12 +27,12 @@ import numpy as np
 
 from rltop.ingest.tfrecord.crc import masked_crc32c_templated
 from rltop.ingest.tfrecord.frames import strided_view
+from rltop.ingest.tfrecord.tags import TagCache, first_of_key, tag_dictionary
 from rltop.ingest.tfrecord.wire import WireError, plugin_name
 
 MAX_FAST_TAG = 120  # tags up to this length take the vectorised path
 _MAX_META = 64  # metadata up to this length is compared word by word
 _MIN_FAST_RECORD = 22
-_HASH_PRIME = np.uint64(0x100000001B3)
 # The suffix kinds: simple value, tensor float_val, tensor content.
 SIMPLE, FLOAT_VAL, CONTENT = 0, 1, 2
 _FLOAT_VAL_HEAD = 0x042A01080842  # 42 08 08 01 2a 04 (little-endian, 6 bytes)
@@ -58,7 +58,7 @@ class FastRows:
 
 def decode_one_value(
     data: bytes, buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, plugins: dict[str, str],
-    tensors: bool = True,
+    tensors: bool = True, tags: TagCache | None = None,
 ) -> FastRows:
     """Decode every one-value scalar record; the others are left (``ok`` False) for the caller.
 
@@ -106,7 +106,7 @@ def decode_one_value(
         )
     if rows.size == 0:
         return none
-    tag_ids, names, exact = tag_dictionary(data, tag_end - tag_len, tag_len)
+    tag_ids, names, exact = tag_dictionary(data, tag_end - tag_len, tag_len, tags)
     group = _group_key(tag_ids, size, kind, meta_len)
     template = first_of_key(group)
     exact &= _same_words(data, end - meta_len, meta_len, template)
@@ -227,85 +227,3 @@ def _varint_words(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             return value.view(np.int64), size
     size[going] = 0
     return value.view(np.int64), size
-
-
-def tag_dictionary(data: bytes, tag_start: np.ndarray, tag_len: np.ndarray):
-    """Group records by exact tag bytes: (id per record, names by id, exact-match mask).
-
-    A tag is read as whole words that cover it exactly: words from its start, and one word that
-    ends at its end (so nothing past the tag is read and no word needs masking). A tag shorter
-    than a word is read with the header bytes before it, which are equal for equal tag lengths
-    and layouts; records of one tag that differ there get two ids, merged by name below.
-    """
-    words_view = strided_view(data, "<u8")
-    longest = int(tag_len.max()) if tag_len.size else 0
-    tag_end = tag_start + tag_len
-    last = tag_end - 8  # the word ending at the tag's end
-    words = []
-    digest = tag_len.astype(np.uint64)
-    for k in range(max((longest - 1) // 8, 0)):
-        # Word k from the start while it lies inside the tag; past that, zero (a copy of the last
-        # word would cancel out of the digest and make two tags collide).
-        at = tag_start + 8 * k
-        inside = at <= last
-        word = words_view[np.minimum(at, last)]
-        if not inside.all():
-            word = np.where(inside, word, np.uint64(0))
-        words.append(word)
-        digest = digest * _HASH_PRIME ^ word
-    # The last word goes in last: a multiplication carries a word's high bytes out of the digest.
-    words.append(words_view[last])
-    digest = digest * _HASH_PRIME ^ words[-1]
-    first, inverse = _group_digests(digest)
-    representative = first[inverse]
-    exact = tag_len == tag_len[representative]
-    for word in words:
-        exact &= word == word[representative]
-    firsts = tag_start[first].tolist()
-    names = [
-        data[begin : begin + size].decode("utf-8", "replace")
-        for begin, size in zip(firsts, tag_len[first].tolist())
-    ]
-    # Two different digests could still decode to the same name (invalid UTF-8 replaced):
-    # merge such ids so one tag never becomes two series.
-    canonical: dict[str, int] = {}
-    remap = np.array([canonical.setdefault(name, i) for i, name in enumerate(names)], dtype=np.int64)
-    return remap[inverse], names, exact
-
-
-_SMALL_BUCKETS = 1 << 12  # a table that stays in the first-level cache: a run's tags fit easily
-_BUCKETS = 1 << 16  # for thousands of tags (many collisions in the small table)
-
-
-def _group_digests(digest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(index of the first record of each distinct digest, group number of every record).
-
-    A bucket table finds the first record of each bucket in O(n) (np.unique would sort the whole
-    column); records whose digest differs from their bucket's first record (a bucket collision)
-    are grouped by np.unique on their own. The small table is tried first; when more than a few
-    records collide in it, the large one is used.
-    """
-    count = digest.size
-    mixed = digest ^ (digest >> np.uint64(29))
-    for buckets in (_SMALL_BUCKETS, _BUCKETS):
-        bucket = (mixed & np.uint64(buckets - 1)).astype(np.int64)
-        rep = first_of_key(bucket, buckets)
-        collided = digest != digest[rep]
-        rows = np.flatnonzero(collided)
-        if rows.size * 32 <= count:
-            break
-    if rows.size:
-        _, first_rows, inverse_rows = np.unique(digest[rows], return_index=True, return_inverse=True)
-        rep[rows] = rows[first_rows][inverse_rows]
-    first = np.flatnonzero(rep == np.arange(count))
-    group_of_first = np.empty(count, dtype=np.int64)
-    group_of_first[first] = np.arange(first.size)
-    return first, group_of_first[rep]
-
-
-def first_of_key(keys: np.ndarray, size: int | None = None) -> np.ndarray:
-    """For each row, the index of the first row with the same key (keys in ``[0, size)``), in O(n)."""
-    size = int(keys.max()) + 1 if size is None else size
-    first = np.full(size, -1, dtype=np.int64)
-    first[keys[::-1]] = np.arange(keys.size - 1, -1, -1, dtype=np.int64)  # the last write wins
-    return first[keys]
