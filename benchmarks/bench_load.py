@@ -31,6 +31,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 from make_logs import EXTRA_SIZES, SIZES, write_log  # noqa: E402
 from rustboard import rustboard_load  # noqa: E402
 
+# The floors' common part: read every event file's bytes (``data``), counting nothing yet.
+READ_FILES = """
+count = 0
+for name in glob.glob(PATH + "/events.out.tfevents.*"):
+    with open(name, "rb") as f:
+        data = f.read()"""
+
 # (imports, load): timed separately so the load itself and the whole process are both visible.
 READERS = {
     "rltop": (
@@ -58,22 +65,10 @@ count = sum(len(ea.Scalars(t)) for t in ea.Tags()["scalars"])
 count += sum(len(ea.Tensors(t)) for t in ea.Tags()["tensors"])
 """,
     ),
-    "raw": (
-        "import glob",
-        """
-count = 0
-for name in glob.glob(PATH + "/events.out.tfevents.*"):
-    with open(name, "rb") as f:
-        data = f.read()
-""",
-    ),
+    "raw": ("import glob", READ_FILES),
     "frames": (
         "import glob, struct",
-        """
-count = 0
-for name in glob.glob(PATH + "/events.out.tfevents.*"):
-    with open(name, "rb") as f:
-        data = f.read()
+        READ_FILES + """
     unpack, pos, n = struct.Struct("<Q").unpack_from, 0, len(data)
     while pos + 12 <= n:
         length = unpack(data, pos)[0]

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import read_file_points
 
 from rltop.ingest.tfrecord.frames import scan_frames
 from rltop.ingest.tfrecord.onevalue import decode_one_value
-from rltop.ingest.tfrecord.reader import EventFileReader
 from rltop.ingest.tfrecord.wire import decode_event
 from rltop.ingest.tfrecord.writer import _field_bytes, encode_event, frame_record, scalar_value
 
@@ -41,19 +41,6 @@ def _payloads() -> list[bytes]:
     return payloads
 
 
-def _read(path: Path) -> tuple[dict[str, list[tuple[int, float]]], list[str]]:
-    reader = EventFileReader(str(path))
-    points: dict[str, list[tuple[int, float]]] = {}
-    problems: list[str] = []
-    while True:
-        result = reader.read()
-        problems.extend(result.problems)
-        for tag, chunk in result.decoded.scalars.items():
-            points.setdefault(tag, []).extend(zip(chunk.steps.tolist(), chunk.values.tolist()))
-        if not result.more:
-            return points, problems
-
-
 def _general(payloads: list[bytes]) -> dict[str, list[tuple[int, float]]]:
     plugins: dict[str, str] = {}
     points: dict[str, list[tuple[int, float]]] = {}
@@ -73,7 +60,7 @@ def test_bulk_layouts_read_what_the_general_decoder_reads(tmp_path: Path) -> Non
     buf = np.frombuffer(data, np.uint8)
     fast = decode_one_value(data, buf, scan.payload_starts, scan.payload_lengths, {})
     assert int(fast.ok.sum()) == 360  # every scalar record took the bulk path, tensors included
-    points, problems = _read(path)
+    points, problems = read_file_points(path)
     assert problems == []
     assert points == _general(payloads)
     counts = {tag: len(v) for tag, v in points.items()}
@@ -92,7 +79,7 @@ def test_a_flipped_bit_anywhere_in_a_payload_is_caught(tmp_path: Path, which: in
         data = bytearray(b"".join(records))
         data[before + 12 + offset] ^= 1 << (offset % 8)
         path.write_bytes(bytes(data))
-        points, problems = _read(path)
+        points, problems = read_file_points(path)
         assert len(problems) == 1 and "corrupt data at byte" in problems[0], (offset, problems)
         for tag, values in points.items():  # nothing invented, nothing else lost
             assert set(values) <= set(clean.get(tag, [])), (offset, tag)
