@@ -10,7 +10,8 @@ torch's ``add_scalar(new_style=True)`` (tensor scalars), ``tags`` 3000 tags x 33
 
 Every reader runs in a fresh interpreter, one after the other in this one run, so the figures are
 side by side on the same machine state; the load average is printed with each table. "load CPU" is
-user+sys of the load alone (imports excluded), "process CPU" of the whole child; rustboard's is the
+user+sys of the load alone (imports excluded), "process CPU" of the whole child, peak RSS its
+VmHWM; rustboard's is the
 server's own CPU (from /proc) until every scalar could be read back over gRPC. Floors: "raw" reads
 the file's bytes, "frames" walks its TFRecord frames in Python (no decoding, no checksums). rltop
 checks every payload's CRC; rustboard by default only checks records that fail to parse.
@@ -52,8 +53,8 @@ held = sum(s.nbytes() for run in runs for s in run.series.values())
     "tbparse": (
         "from tbparse import SummaryReader",
         """
-df = SummaryReader(PATH).scalars
-count = len(df)
+reader = SummaryReader(PATH)
+count = len(reader.scalars) + len(reader.tensors)  # torch new_style / TF2 scalars are tensors
 """,
     ),
     "EventAccumulator": (
@@ -98,8 +99,11 @@ cpu0 = time.process_time()
 cpu = time.process_time() - cpu0
 end = time.perf_counter()
 usage = resource.getrusage(resource.RUSAGE_SELF)
+# VmHWM is this process's own peak (ru_maxrss would carry the benchmark's own peak over exec).
+hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM:")]
+rss = int(hwm[0].split()[1]) / 1024 if hwm else usage.ru_maxrss / 1024
 print(json.dumps({{"count": count, "import": loaded - start, "load": end - loaded, "load_cpu": cpu,
-                  "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024, "held": held}}))
+                  "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": rss, "held": held}}))
 """
 
 

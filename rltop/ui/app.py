@@ -51,6 +51,10 @@ LIVE_CPU_BUDGET = 0.008
 """Share of a core the live repaints may use: when drawing costs more, repaints are spaced out
 (up to `MAX_REPAINT_GAP`); new data is still judged at once, and a changed level is drawn at once."""
 MAX_REPAINT_GAP = 5.0
+OVERVIEW_TICK = 10.0
+"""Seconds between clock-only refreshes of the runs overview when no run is young."""
+YOUNG_RUN = 120.0
+"""A run whose newest point is younger than this shows its age in seconds (refreshed each tick)."""
 FIRST_READ_PAINT_EVERY = 5.0
 """While the first read runs, the cards and verdicts are drawn at most this often (the header
 shows the progress in between): the whole picture is judged and laid out once it is complete."""
@@ -118,6 +122,7 @@ class RltopApp(App[int]):
         self._last_flush = 0.0
         self._last_full_paint = time.monotonic()
         self._repaint_gap = MIN_REPAINT  # seconds between full repaints while live (adapted)
+        self._last_overview = 0.0  # when the runs overview was last redone
         self._paint_clock = (time.monotonic(), time.thread_time())  # at the last full repaint
         self._theme_problems: list[str] = []
         self.dashboard = DashboardScreen(
@@ -328,7 +333,10 @@ class RltopApp(App[int]):
         for text in self.session.take_announcements():
             self.notify(text, severity="error", timeout=10, markup=False)
 
-    def _show_header(self) -> None:
+    def _show_header(self, tick: bool = False) -> None:
+        """The header; and the runs overview, whose ages move with the clock. On a clock tick the
+        overview is redone every second only while a run is young (its age counts seconds), else
+        every OVERVIEW_TICK seconds: ages in minutes and hours, hundreds of lines."""
         if self.session is None:
             return
         paused = self._paused_points if self.paused else None
@@ -337,8 +345,13 @@ class RltopApp(App[int]):
         if watcher is not None and watcher.mode == "polling":
             info.note = f"polling {watcher.poll_interval:g} s"  # NFS/Lustre, or --poll
         self.dashboard.show_header(info)
-        if self.session.current is not None and not self.paused:
-            self.dashboard.show_overview(self.session.overview_rows())  # ages tick, finished runs
+        if self.session.current is None or self.paused:
+            return
+        now = time.monotonic()
+        if tick and now - self._last_overview < OVERVIEW_TICK and not self.session.has_young_run(YOUNG_RUN):
+            return
+        self._last_overview = now
+        self.dashboard.show_overview(self.session.overview_rows())  # ages tick, finished runs
 
     def _observe_alerts(self) -> None:
         """Hand the verdicts to the alerts (hooks, webhooks, bell, title)."""
@@ -361,7 +374,7 @@ class RltopApp(App[int]):
             if changed:
                 self.session.dirty.verdicts.update(changed)
                 self._schedule_flush()
-        self._show_header()
+        self._show_header(tick=True)
 
     # -- actions ----------------------------------------------------------------------------------------
 

@@ -155,6 +155,14 @@ class Session:
             for name, health in self.health.items()
         }
 
+    def has_young_run(self, seconds: float) -> bool:
+        """Whether a run's newest point or file change is less than ``seconds`` old."""
+        limit = self.clock() - seconds
+        return any(
+            (run.last_point_wall_time or 0.0) > limit or (run.last_change_time or 0.0) > limit
+            for run in self.store.runs.values()
+        )
+
     def stale_runs(self) -> set[str]:
         """Runs whose stall verdict may have changed with the clock alone: each run is judged
         again when its age passes its next limit (a multiple of its own cadence), not on every
