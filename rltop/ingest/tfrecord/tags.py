@@ -52,24 +52,38 @@ class TagCache:
             column = self.words[position] = np.zeros(len(self.names), np.uint64)
         return column
 
-    def add(self, name: str, digest: int, length: int, words: list[int], last: int) -> int:
-        """Remember a new tag (or, for a name already known, the same id); return its id."""
-        known = self.by_name.get(name)
-        if known is not None:
-            return known  # the same name from other bytes (invalid UTF-8 replaced): one series
-        tag_id = self.by_name[name] = len(self.names)
-        self.names.append(name)
-        self.lengths = np.append(self.lengths, length)
+    def add(self, names: list[str], digests: np.ndarray, lengths: np.ndarray,
+            words: list[np.ndarray], last: np.ndarray) -> np.ndarray:
+        """Remember new tags (a name already known keeps its id); return their ids.
+
+        ``words[k]`` and ``last`` hold the tags' words in the cache's positions, one per tag."""
+        ids = np.empty(len(names), dtype=np.int64)
+        fresh: list[int] = []
+        for i, name in enumerate(names):
+            known = self.by_name.get(name)
+            if known is None:  # (a name from other bytes, invalid UTF-8 replaced: one series)
+                known = self.by_name[name] = len(self.names)
+                self.names.append(name)
+                fresh.append(i)
+            ids[i] = known
+        if not fresh:
+            return ids
+        take = np.asarray(fresh, dtype=np.int64)
+        count = len(self.names) - take.size  # ids before these
+        self.lengths = np.concatenate([self.lengths, lengths[take]])
         values = dict(enumerate(words))
         values[-1] = last
         for position in set(self.words) | set(values):
-            value = np.uint64(values.get(position, 0))
-            self.words[position] = np.append(self._column(position)[:tag_id], value)
-        if not np.any(self.digests == np.uint64(digest)):  # a digest collision stays uncached
-            place = int(np.searchsorted(self.digests, np.uint64(digest)))
-            self.digests = np.insert(self.digests, place, np.uint64(digest))
-            self.ids = np.insert(self.ids, place, tag_id)
-        return tag_id
+            added = values[position][take] if position in values else np.zeros(take.size, np.uint64)
+            self.words[position] = np.concatenate([self._column(position)[:count], added])
+        # A digest already cached (a collision) stays pointing at its first tag.
+        new_digests = digests[take]
+        keep = ~np.isin(new_digests, self.digests)
+        merged = np.concatenate([self.digests, new_digests[keep]])
+        order = np.argsort(merged, kind="stable")
+        self.digests = merged[order]
+        self.ids = np.concatenate([self.ids, ids[take][keep]])[order]
+        return ids
 
 
 def tag_dictionary(data: bytes, tag_start: np.ndarray, tag_len: np.ndarray, cache: TagCache | None = None):
@@ -116,13 +130,13 @@ def _learn(data, tag_start, tag_len, digest, words, last, rows, ids, exact, cach
     same = (tag_len[rows] == tag_len[representative]) & (last[rows] == last[representative])
     for word in words:
         same &= word[rows] == word[representative]
-    group_ids = []
-    for row in rows[first].tolist():
-        begin, size = int(tag_start[row]), int(tag_len[row])
-        name = data[begin : begin + size].decode("utf-8", "replace")
-        row_words = [int(word[row]) for word in words]
-        group_ids.append(cache.add(name, int(digest[row]), size, row_words, int(last[row])))
-    ids[rows] = np.asarray(group_ids, dtype=np.int64)[inverse]
+    heads = rows[first]
+    names = [
+        data[begin : begin + size].decode("utf-8", "replace")
+        for begin, size in zip(tag_start[heads].tolist(), tag_len[heads].tolist())
+    ]
+    group_ids = cache.add(names, digest[heads], tag_len[heads], [w[heads] for w in words], last[heads])
+    ids[rows] = group_ids[inverse]
     exact[rows] = same
 
 
