@@ -11,8 +11,8 @@ torch's ``add_scalar(new_style=True)`` (tensor scalars), ``tags`` 3000 tags x 33
 Every reader runs in a fresh interpreter, one after the other in this one run, so the figures are
 side by side on the same machine state; the load average is printed with each table. "load CPU" is
 user+sys of the load alone (imports excluded), "process CPU" of the whole child, peak RSS its
-VmHWM; rustboard's is the
-server's own CPU (from /proc) until every scalar could be read back over gRPC. Floors: "raw" reads
+VmHWM; rustboard's is the server's own CPU (from /proc) until every scalar could be read back over
+gRPC. Floors: "raw" reads
 the file's bytes, "frames" walks its TFRecord frames in Python (no decoding, no checksums). rltop
 checks every payload's CRC; rustboard by default only checks records that fail to parse.
 """
