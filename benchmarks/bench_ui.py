@@ -155,6 +155,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="skip the 6M log, 15 s idle windows")
+    parser.add_argument("--large", action="store_true", help="with --quick: the 6M log too")
     parser.add_argument("--sizes", default="100x30,200x50",
                         help="pane sizes, comma-separated (200x50: the chart grid is on)")
     args = parser.parse_args()
@@ -168,7 +169,7 @@ def main() -> None:
         ("ppo_unstable (2.7k)", ROOT / "tests/fixtures/trl/ppo_unstable", 150),
         ("200 runs (fixtures)", many_runs(200), None),
     ]
-    sizes = ("medium",) if args.quick else ("medium", "large")
+    sizes = ("medium",) if args.quick and not args.large else ("medium", "large")
     for size in sizes:
         directory = write_log(size)
         steps = 30_000 if size == "medium" else 100_000
