@@ -42,3 +42,23 @@ def trl_copy(tmp_path: Path):
         return target
 
     return copy
+
+
+Points = dict[str, list[tuple[int, float]]]
+
+
+def read_file_points(path: Path, window: int = 1 << 22) -> tuple[Points, list[str]]:
+    """Every (step, value) per tag of one event file read to its end in ``window``-byte reads,
+    and the problems reported."""
+    from rltop.ingest.tfrecord.reader import EventFileReader
+
+    reader = EventFileReader(str(path), window=window)
+    points: dict[str, list[tuple[int, float]]] = {}
+    problems: list[str] = []
+    while True:
+        result = reader.read()
+        problems.extend(result.problems)
+        for tag, chunk in result.decoded.scalars.items():
+            points.setdefault(tag, []).extend(zip(chunk.steps.tolist(), chunk.values.tolist()))
+        if not result.more:
+            return points, problems

@@ -91,7 +91,9 @@ async def test_escape_sequences_and_markup_in_names_and_config_are_shown_literal
         assert isinstance(card, MetricCard)
         app.open_detail(EVIL_TAG)
         await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen))
-        await pilot.pause(0.2)
+        # The info pane (with the config) is filled after the screen's first refresh: wait for
+        # that state, not for a duration (on a busy machine 0.2 s was not always enough).
+        await wait_until(pilot, lambda: "learning_rate" in screen_text(app))
         detail = screen_text(app)
         assert "\x1b" not in detail
         assert "learning_rate [reverse]\\x1b]0;title\\x07" in detail

@@ -6,22 +6,11 @@ import random
 from pathlib import Path
 
 import pytest
-from conftest import trl_event_file
-
-from rltop.ingest.tfrecord.reader import EventFileReader
+from conftest import read_file_points, trl_event_file
 
 
 def _read(path: Path, window: int) -> tuple[dict[str, list[tuple[int, float]]], list[str]]:
-    reader = EventFileReader(str(path), window=window)
-    points: dict[str, list[tuple[int, float]]] = {}
-    problems: list[str] = []
-    while True:
-        result = reader.read()
-        problems.extend(result.problems)
-        for tag, chunk in result.decoded.scalars.items():
-            points.setdefault(tag, []).extend(zip(chunk.steps.tolist(), chunk.values.tolist()))
-        if not result.more:
-            return points, problems
+    return read_file_points(path, window)
 
 
 @pytest.mark.parametrize("window", [17, 1000, 4096, 65_536])

@@ -28,10 +28,16 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Load everything, then print it in batches of lines."""
-    from rltop.report.export import export_lines
+    from rltop.report.export import export_csv_chunks, export_lines
 
     result = load_or_fail(args.paths, args.tags, args.runs)
     out = sys.stdout
+    if args.format == "csv":  # built column-wise, byte for byte the same lines
+        out.flush()
+        for chunk in export_csv_chunks(result.store, raw=args.raw):
+            out.buffer.write(chunk)
+        out.buffer.flush()
+        return EXIT_OK
     batch: list[str] = []
     for line in export_lines(result.store, args.format, raw=args.raw):
         batch.append(line)

@@ -24,7 +24,7 @@ from rltop.health.relative_rules import relative_rules
 from rltop.health.reward_rules import reward_rules
 from rltop.health.rule_base import NO_BAND, Band, Context, Rule
 from rltop.health.rules import RuleParams, Rules
-from rltop.health.stall import judge_stall
+from rltop.health.stall import judge_stall, next_stall_change
 from rltop.health.text_evidence import with_text_evidence
 from rltop.health.verdicts import judge_slot
 from rltop.model.catalog import MetricInfo, describe, trainer_kind
@@ -172,6 +172,10 @@ class HealthEngine:
             bands={tag: s.band for tag, s in state.tags.items() if s.band != NO_BAND},
             marks={tag: s.mark for tag, s in state.tags.items() if s.mark > Level.OK},
         )
+
+    def next_stall_change(self, run: Run, now: float) -> float | None:
+        """When ``run``'s stall verdict can next change without new points (None: not before)."""
+        return next_stall_change(run, now, self.rules["stall"], self._state(run).context.calibration)
 
     def _detect(self, state: _RunState, run: Run) -> list[Finding]:
         """The run-level detectors' findings, judged again only when their view of the run moved."""

@@ -86,6 +86,34 @@ def judge_stall(
                    last_step=step, active=True, title="stall", stage=Stage.CONSEQUENCE)
 
 
+def next_stall_change(run: Run, now: float, params: RuleParams, calibration: Calibration) -> float | None:
+    """The time (seconds since the epoch) at which the run's stall verdict can next change
+    without new data: when its age passes the next limit (warn, then critical), each a multiple
+    of its usual gap, so a run is looked at again on a timer proportional to its own cadence.
+    None when nothing can change until new points arrive (finished, empty, disabled, or past the
+    critical limit already)."""
+    newest = run.last_point_wall_time
+    if not params.enabled or newest is None or is_finished(run, calibration):
+        return None
+    offset = 0.0
+    if now < newest and run.last_change_time is not None:  # the trainer's clock runs ahead of ours
+        offset, newest = now - run.last_change_time, now
+    gap = usual_gap(run, int(params["gap_points"]))
+    limits = sorted(
+        max(factor * gap, floor)
+        for factor, floor in (
+            (params.warn, float(params["warn_min_s"])),
+            (params.critical, float(params["critical_min_s"])),
+        )
+        if factor is not None
+    )
+    for limit in limits:
+        due = newest - offset + limit
+        if due > now:
+            return due
+    return None
+
+
 def stopped_text(run: Run, calibration: Calibration, findings: Iterable[Finding] = ()) -> str:
     """"stopped after NaN at step 24 (train/grad_norm)", "stopped at step 122 of 400", "stopped at step 9"."""
     last = run.last_step

@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from rltop.ingest import storage
 from rltop.ingest.completions import CompletionsUpdate
 from rltop.ingest.reading import Decoded
@@ -38,17 +40,54 @@ EVENT_KINDS = (APPEARED, REMOVED, STALLED, FILE_ERROR, FALLBACK, WAITING, RELOAD
 Changes = list[tuple[str, str, int]]
 
 
-@dataclass
 class PointsBatch:
-    """New points of one tag of one run, in the order they were written."""
+    """New points of one tag of one run, in the order they were written.
 
-    run: str
-    tag: str
-    points: Points
-    session: str = ""  # the session folder the points were read from ("" when unknown)
+    A batch that takes in many reads (a first load in 4 MB windows) adds each read's points as
+    one more part; they are joined once, when a consumer first asks for `points`, so a tag costs
+    one append to its series per batch instead of one per window.
+    """
+
+    __slots__ = ("run", "tag", "session", "_parts")
+
+    def __init__(self, run: str, tag: str, points: Points, session: str = "") -> None:
+        self.run = run
+        self.tag = tag
+        self.session = session  # the session folder the points were read from ("" when unknown)
+        self._parts = [points]
+
+    @property
+    def points(self) -> Points:
+        """All the points, in the order they were written."""
+        if len(self._parts) > 1:
+            self._parts = [join_points(self._parts)]
+        return self._parts[0]
+
+    def extend(self, points: Points) -> None:
+        """Add points written after those already held."""
+        self._parts.append(points)
+
+    def take(self) -> Points:
+        """All the points, given away: the batch holds none of them afterwards."""
+        points = self.points
+        self._parts = [Points(points.steps[:0], points.wall_times[:0], points.values[:0])]
+        return points
 
     def __len__(self) -> int:
-        return len(self.points)
+        return sum(len(part) for part in self._parts)
+
+    def __repr__(self) -> str:
+        return f"PointsBatch({self.run!r}, {self.tag!r}, {len(self)} points, session={self.session!r})"
+
+
+def join_points(parts: list[Points]) -> Points:
+    """Points one after the other, as one `Points`."""
+    return Points(
+        np.concatenate([p.steps for p in parts]),
+        np.concatenate([p.wall_times for p in parts]),
+        np.concatenate([p.values for p in parts]),
+        all(p.single_precision for p in parts),
+    )
 
 
 @dataclass
@@ -87,6 +126,8 @@ class ChangeBatch:
     time: float = field(default_factory=time.time)  # when the watcher produced the batch
     initial: bool = False  # part of the first read of what was already on disk
     caught_up: bool = False  # the last batch of that first read (may be empty): live from here on
+    # (run, tag, session) -> its entry in ``points``: later reads extend it
+    _open: dict[tuple[str, str, str], PointsBatch] = field(default_factory=dict, repr=False, compare=False)
 
     def point_count(self) -> int:
         """Number of scalar points in the batch."""
@@ -118,11 +159,21 @@ class ChangeBatch:
             self.texts.append((run, tag, step, wall, text))
         session = session_label(path) if path is not None else ""
         first: int | None = None
+        # The decoder's lowest step saves one reduction per tag (thousands of tags per window).
+        known = decoded.lowest_step if tag_filter is None and session else None
+        if known is not None and decoded.scalars:
+            first = known
         for tag, points in decoded.scalars.items():
             if tag_filter is not None and not tag_filter.search(tag):
                 continue
-            self.points.append(PointsBatch(run, tag, points, session))
-            if session and len(points.steps):
+            key = (run, tag, session)
+            held = self._open.get(key)
+            if held is None:
+                held = self._open[key] = PointsBatch(run, tag, points, session)
+                self.points.append(held)
+            else:
+                held.extend(points)
+            if session and known is None and len(points.steps):
                 low = int(points.steps.min())
                 first = low if first is None else min(first, low)
         if first is not None:
@@ -134,6 +185,7 @@ class ChangeBatch:
     def drop_run(self, run: str) -> None:
         """Forget everything this batch holds about ``run`` (its directory was just deleted)."""
         self.points = [p for p in self.points if p.run != run]
+        self._open = {key: held for key, held in self._open.items() if key[0] != run}
         self.texts = [t for t in self.texts if t[0] != run]
         for mapping in (self.changed_runs, self.change_times, self.file_versions, self.configs, self.sources,
                         self.completions):
@@ -141,11 +193,14 @@ class ChangeBatch:
         self.session_steps = {key: value for key, value in self.session_steps.items() if key[0] != run}
 
 
-def apply_batch(store: Store, batch: ChangeBatch) -> Changes:
+def apply_batch(store: Store, batch: ChangeBatch, consume: bool = False) -> Changes:
     """Apply one batch to a consumer's store; return (run, tag, first changed index) per series.
 
     Call it in the thread that owns ``store``. Removed runs are dropped first, so a run deleted
-    and re-created within one batch comes back fresh.
+    and re-created within one batch comes back fresh. ``consume``: the batch is applied once and
+    dropped (a one-shot load): a new series keeps the batch's joined columns instead of copying
+    them, and each tag's points are let go as soon as they are in, so a load never holds a file's
+    points twice.
     """
     for event in batch.events:
         if event.kind in (REMOVED, RELOADED) and event.run is not None:
@@ -180,8 +235,10 @@ def apply_batch(store: Store, batch: ChangeBatch) -> Changes:
             for tag, index in (replaced or {}).items():
                 key = (points.run, tag)
                 first_index[key] = min(index, first_index.get(key, index))
-        new = points.points
-        first = run.add_points(points.tag, new.steps, new.wall_times, new.values, new.single_precision)
+        new = points.take() if consume else points.points
+        first = run.add_points(
+            points.tag, new.steps, new.wall_times, new.values, new.single_precision, adopt=consume
+        )
         key = (points.run, points.tag)
         first_index[key] = min(first, first_index.get(key, first))
     changes.extend((run, tag, first) for (run, tag), first in first_index.items())

@@ -37,21 +37,25 @@ def read_run(
     """Read everything new in every file of one run into ``store``; return what changed."""
     changes: Changes = []
     for path in files.paths:
+        # One batch per file: each tag's points of all its windows reach its series in one append
+        # (no doubling and compacting of the columns, one pass of the feed per tag).
+        batch = ChangeBatch()
+        grew = False
         while True:
             read = files.read(path)
             problems.extend(read.problems)
-            batch = ChangeBatch()
             batch.add_decoded(files.name, files.directory, read.result.decoded, tag_filter, path)
-            if read.result.bytes_read:
-                mtime = storage.mtime(path)
-                if mtime is not None:
-                    batch.change_times[files.name] = mtime
-            else:
-                batch.changed_runs.pop(files.name, None)  # nothing new: keep the old change time
-            if not batch.is_empty():
-                changes.extend(apply_batch(store, batch))
+            grew = grew or bool(read.result.bytes_read)
             if not read.more:
                 break
+        if grew:
+            mtime = storage.mtime(path)
+            if mtime is not None:
+                batch.change_times[files.name] = mtime
+        else:
+            batch.changed_runs.pop(files.name, None)  # nothing new: keep the old change time
+        if not batch.is_empty():
+            changes.extend(apply_batch(store, batch, consume=True))
         tail = files.unfinished(path)  # a one-shot load says what the end of the file hides
         if tail is not None:
             problems.append(tail)

@@ -26,6 +26,8 @@ class Decoded:
     # Settings of the run found in the source (trainer_state.json's max_steps, logging_steps…): they
     # reach the rules as the run's config, as transformers' ``args/text_summary`` does.
     config: dict[str, Any] | None = None
+    # The smallest step among all the scalars, when the decoder knows it (None: not computed).
+    lowest_step: int | None = None
 
 
 @dataclass

@@ -41,7 +41,9 @@ from rltop.ingest.storage import DEFAULT_REMOTE_POLL, Unreachable
 from rltop.ingest.tracker import STALL_AFTER, Tracker
 
 DEFAULT_POLL = 1.0  # seconds between polls in polling mode
-NATIVE_SWEEP = 5.0  # seconds between safety sweeps in native mode
+NATIVE_SWEEP = 5.0  # seconds between safety sweeps in native mode (at least)
+MAX_NATIVE_SWEEP = 30.0  # ... and at most, when a sweep of many runs costs more
+SWEEP_BUDGET = 0.0015  # share of a core the safety sweeps may take (hundreds of runs)
 COALESCE = 0.02  # seconds to let a burst of file events finish before reading
 MIN_RESCAN = 0.25  # polling lists the runs at most this often (directory walks cost more)
 REMOTE_RELIST_POLLS = 3  # a remote prefix is listed again every this many polls (LIST requests cost)
@@ -259,7 +261,15 @@ class _Follower:
                 next_rescan = now + relist
             if self._tracker.note_changed(files) or self._tracker.rescan_due:
                 rescan = True
+            started = time.thread_time()
             self._cycle(rescan=rescan, poll=poll)
+            if poll and self.mode == NATIVE and not self.remote:
+                # The sweep only backs up the native events: with hundreds of runs it is spaced
+                # out so that it stays within SWEEP_BUDGET of a core.
+                cost = time.thread_time() - started
+                interval = min(max(NATIVE_SWEEP, cost / SWEEP_BUDGET), MAX_NATIVE_SWEEP)
+                next_poll = now + interval
+                next_rescan = now + max(interval, MIN_RESCAN)
 
     def _cycle(self, rescan: bool, poll: bool) -> None:
         """One round: list the runs again if needed, read what changed, check for stalls, deliver."""

@@ -72,12 +72,15 @@ class Run:
         wall_times: np.ndarray,
         values: np.ndarray,
         single_precision: bool = True,
+        adopt: bool = False,
     ) -> int:
-        """Append points to ``tag`` (created on first use); return the first changed index."""
+        """Append points to ``tag`` (created on first use); return the first changed index.
+
+        ``adopt``: the caller gives the arrays away (`Series.append`)."""
         series = self.series.get(tag)
         if series is None:
             series = self.series[tag] = Series(tag)
-        first = series.append(steps, wall_times, values, single_precision)
+        first = series.append(steps, wall_times, values, single_precision, adopt=adopt)
         if len(wall_times):
             newest = float(np.max(wall_times))
             if self.last_point_wall_time is None or newest > self.last_point_wall_time:
@@ -132,6 +135,17 @@ class Run:
         index = np.searchsorted(np.asarray(starts, dtype=np.int64), np.asarray(steps), side="right") - 1
         # Points before the first session's first step (step 0 texts, odd logs) belong to it.
         return [labels[i] for i in np.maximum(index, 0).tolist()]
+
+    def single_session(self, steps: np.ndarray) -> str | None:
+        """The one session all these steps belong to ("" without session information), or None
+        when they span several (then `session_labels` says which)."""
+        starts, labels = self.session_starts()
+        if len(labels) <= 1 or len(steps) == 0:
+            return labels[0] if labels else ""
+        index = np.searchsorted(np.asarray(starts, dtype=np.int64), np.asarray(steps), side="right") - 1
+        index = np.maximum(index, 0)
+        first = int(index[0])
+        return labels[first] if bool(np.all(index == first)) else None
 
     @property
     def resumed_at(self) -> int | None:

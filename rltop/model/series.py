@@ -99,11 +99,13 @@ class Series:
         wall_times: np.ndarray,
         values: np.ndarray,
         single_precision: bool = True,
+        adopt: bool = False,
     ) -> int:
         """Append points in arrival order and return the index of the first point that changed.
 
         The returned index lets consumers re-read only what is new (it is smaller than the old
-        length when a restart purged points).
+        length when a restart purged points). ``adopt``: the caller gives the arrays away, so an
+        empty series keeps arrays that own their memory instead of copying them.
         """
         steps = np.asarray(steps, dtype=np.int64)
         count = int(steps.shape[0])
@@ -117,6 +119,9 @@ class Series:
         if (self._size == 0 or steps[0] >= self._steps[self._size - 1]) and (
             count == 1 or bool(np.all(steps[1:] >= steps[:-1]))
         ):
+            if adopt and self._size == 0 and all(_own(a) for a in (steps, wall_times, values)):
+                self._steps, self._walls, self._values, self._size = steps, wall_times, values, count
+                return first_changed
             self._extend(steps, wall_times, values)
             return first_changed
         for i in _restart_points(steps):
@@ -174,6 +179,11 @@ class Series:
     def nbytes(self) -> int:
         """Bytes held by the three columns, spare capacity included."""
         return int(self._steps.nbytes + self._walls.nbytes + self._values.nbytes)
+
+
+def _own(array: np.ndarray) -> bool:
+    """An array that owns its memory (no view of a larger buffer), laid out plainly."""
+    return array.base is None and array.flags.c_contiguous and array.flags.writeable
 
 
 def _restart_points(steps: np.ndarray) -> list[tuple[int, int]]:

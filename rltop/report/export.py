@@ -21,6 +21,7 @@ import numpy as np
 from rltop.model.run import Store
 from rltop.model.series import Points, Series
 from rltop.model.values import format_steps, format_values
+from rltop.report.csv_bytes import series_csv
 from rltop.view.safe_text import visible
 
 CSV_HEADER = "run,tag,step,wall_time,value,session"
@@ -95,3 +96,30 @@ def export_lines(store: Store, fmt: str, raw: bool = False) -> Iterable[str]:
             yield from format_points(
                 name, tag, points, series.single_precision, fmt, raw, run.session_labels(points.steps)
             )
+
+
+def export_csv_chunks(store: Store, raw: bool = False) -> Iterator[bytes]:
+    """The CSV export as blocks of UTF-8 bytes: the header, then one block per series.
+
+    Byte for byte the lines of `export_lines` (``"\n"`` after each), built column-wise: a series
+    from one session is formatted at once (`rltop.report.csv_bytes`); one whose points come from
+    several sessions goes line by line.
+    """
+    yield (CSV_HEADER + "\n").encode()
+    for name in store.sorted_names():
+        run = store.runs[name]
+        for tag in sorted(run.series):
+            series = run.series[tag]
+            points = sorted_points(series)
+            label = run.single_session(points.steps)
+            if label is None:
+                labels = run.session_labels(points.steps)
+                lines = format_points(name, tag, points, series.single_precision, "csv", raw, labels)
+                yield "".join(line + "\n" for line in lines).encode()
+                continue
+            shown_run, shown_tag, shown_label = (name, tag, label) if raw else (
+                visible(name), visible(tag), visible(label))
+            prefix = f"{csv_field(shown_run)},{csv_field(shown_tag)},".encode()
+            suffix = f",{csv_field(shown_label)}".encode()
+            yield series_csv(prefix, points.steps, points.wall_times, points.values,
+                             series.single_precision, suffix)

@@ -47,8 +47,17 @@ if TYPE_CHECKING:
 
 MIN_REPAINT = 0.25
 """Seconds between two repaints caused by new data (at most 4 per second)."""
-REASSESS_EVERY = 10.0
-"""Seconds between health re-judgements without new data (the stall rule depends on the clock)."""
+LIVE_CPU_BUDGET = 0.008
+"""Share of a core the live repaints may use: when drawing costs more, repaints are spaced out
+(up to `MAX_REPAINT_GAP`); new data is still judged at once, and a changed level is drawn at once."""
+MAX_REPAINT_GAP = 5.0
+OVERVIEW_TICK = 10.0
+"""Seconds between clock-only refreshes of the runs overview when no run is young."""
+YOUNG_RUN = 120.0
+"""A run whose newest point is younger than this shows its age in seconds (refreshed each tick)."""
+FIRST_READ_PAINT_EVERY = 5.0
+"""While the first read runs, the cards and verdicts are drawn at most this often (the header
+shows the progress in between): the whole picture is judged and laid out once it is complete."""
 
 
 class RltopApp(App[int]):
@@ -111,7 +120,10 @@ class RltopApp(App[int]):
         self._watcher = None
         self._flush_timer: Timer | None = None
         self._last_flush = 0.0
-        self._last_assess = 0.0
+        self._last_full_paint = time.monotonic()
+        self._repaint_gap = MIN_REPAINT  # seconds between full repaints while live (adapted)
+        self._last_overview = 0.0  # when the runs overview was last redone
+        self._paint_clock = (time.monotonic(), time.thread_time())  # at the last full repaint
         self._theme_problems: list[str] = []
         self.dashboard = DashboardScreen(
             reading=None if store is not None else [display_root(p) for p in self.paths]
@@ -244,9 +256,25 @@ class RltopApp(App[int]):
         if self.paused or self._exit or self._closing or self.dashboard._closing:
             return
         session = self.session
+        if not session.caught_up and time.monotonic() - self._last_full_paint < FIRST_READ_PAINT_EVERY:
+            self._show_progress()  # the first read: judge and lay out once, when it is complete
+            return
+        if session.caught_up and not session.dirty.structure and session.dirty.runs:
+            # Live data: judge it now; draw it now only if a level changed or the gap has passed.
+            alarms = session.alarm_state()
+            session.reassess()
+            session.dirty.verdicts |= session.dirty.runs
+            session.dirty.runs.clear()
+            wait = self._last_full_paint + self._repaint_gap - time.monotonic()
+            if wait > 0 and session.alarm_state() == alarms:
+                self._observe_alerts()
+                self._show_header()
+                self._flush_timer = self.set_timer(wait, self._repaint, name="rltop-repaint")
+                return
+        self._adapt_repaint_gap()
+        self._last_full_paint = time.monotonic()
         if session.dirty.runs:
             session.reassess()
-            self._last_assess = time.monotonic()
         self._observe_alerts()
         structure = session.dirty.structure
         changed_runs = session.dirty.runs | session.dirty.verdicts
@@ -280,12 +308,35 @@ class RltopApp(App[int]):
         self.dashboard.show_overview(session.overview_rows())
         await self.dashboard.show_run(view, calm, focus_tag or self.dashboard.focused_tag)
 
+    def _adapt_repaint_gap(self) -> None:
+        """Space live repaints so that drawing (this thread's CPU) stays within LIVE_CPU_BUDGET."""
+        wall, cpu = time.monotonic(), time.thread_time()
+        last_wall, last_cpu = self._paint_clock
+        self._paint_clock = (wall, cpu)
+        if not self.session.caught_up or wall <= last_wall:
+            return
+        share = (cpu - last_cpu) / (wall - last_wall)
+        gap = self._repaint_gap * min(max(share / LIVE_CPU_BUDGET, 0.5), 2.0)
+        self._repaint_gap = min(max(gap, MIN_REPAINT), MAX_REPAINT_GAP)
+
+    def _show_progress(self) -> None:
+        """The first read's progress: points read so far, on the waiting screen or in the header."""
+        session = self.session
+        if session.current is None:
+            roots = [display_root(p) for p in self.paths]
+            self.dashboard.show_waiting(roots, loading=(session.loaded_points, len(self.store.runs)))
+        else:
+            self._show_header()
+
     def _announce_criticals(self) -> None:
         """A toast for every run that turned critical (its overview line stays highlighted)."""
         for text in self.session.take_announcements():
             self.notify(text, severity="error", timeout=10, markup=False)
 
-    def _show_header(self) -> None:
+    def _show_header(self, tick: bool = False) -> None:
+        """The header; and the runs overview, whose ages move with the clock. On a clock tick the
+        overview is redone every second only while a run is young (its age counts seconds), else
+        every OVERVIEW_TICK seconds: ages in minutes and hours, hundreds of lines."""
         if self.session is None:
             return
         paused = self._paused_points if self.paused else None
@@ -294,8 +345,13 @@ class RltopApp(App[int]):
         if watcher is not None and watcher.mode == "polling":
             info.note = f"polling {watcher.poll_interval:g} s"  # NFS/Lustre, or --poll
         self.dashboard.show_header(info)
-        if self.session.current is not None and not self.paused:
-            self.dashboard.show_overview(self.session.overview_rows())  # ages tick, finished runs
+        if self.session.current is None or self.paused:
+            return
+        now = time.monotonic()
+        if tick and now - self._last_overview < OVERVIEW_TICK and not self.session.has_young_run(YOUNG_RUN):
+            return
+        self._last_overview = now
+        self.dashboard.show_overview(self.session.overview_rows())  # ages tick, finished runs
 
     def _observe_alerts(self) -> None:
         """Hand the verdicts to the alerts (hooks, webhooks, bell, title)."""
@@ -303,7 +359,7 @@ class RltopApp(App[int]):
             self._alerts.observe(self.session.store, self.session.health, self.session.caught_up)
 
     async def _tick(self) -> None:
-        """Once a second: the header's clock text; every REASSESS_EVERY s the health (stall rule)."""
+        """Once a second: the header's clock text, and the runs whose stall verdict is due."""
         if self._alerts is not None:
             self._alerts.tick()
             if self.paused:  # the screen is frozen; the alerts are not
@@ -311,14 +367,14 @@ class RltopApp(App[int]):
                 self._observe_alerts()
         if self.paused:
             return
-        if time.monotonic() - self._last_assess >= REASSESS_EVERY and self.store.runs:
-            self._last_assess = time.monotonic()
-            changed = self.session.reassess(set(self.store.runs))
+        stale = self.session.stale_runs() if self.session.caught_up else set()
+        if stale:
+            changed = self.session.reassess(stale)
             self._observe_alerts()
             if changed:
                 self.session.dirty.verdicts.update(changed)
                 self._schedule_flush()
-        self._show_header()
+        self._show_header(tick=True)
 
     # -- actions ----------------------------------------------------------------------------------------
 

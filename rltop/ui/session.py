@@ -19,7 +19,7 @@ from rltop.health.findings import Level
 from rltop.ingest.feed import RELOADED, ChangeBatch, apply_batch
 from rltop.model.run import CONFIG_TAG, Run, Store
 from rltop.ui.header_info import HeaderInfo
-from rltop.view.fleet import OverviewRow, overview_row, state_counts, worst_run
+from rltop.view.fleet import OverviewRow, overview_row, overview_values, state_counts, worst_run
 from rltop.view.group_view import GroupRow, GroupView, build_group_views, group_row
 from rltop.view.humanize import format_rate
 from rltop.view.metric_view import MetricView
@@ -81,6 +81,9 @@ class Session:
         """Runs that turned critical since the app last looked (announced once, then cleared)."""
         self.attention: set[str] = set()
         """Runs that turned critical and have not been shown since: highlighted in the overview."""
+        self._overview_values: dict[str, tuple[RunView, tuple[tuple[str, str], ...]]] = {}
+        self._stall_due: dict[str, float] = {}
+        """Run -> when its stall verdict can next change without new data (`stale_runs`)."""
 
     # -- input ---------------------------------------------------------------------------------------
 
@@ -102,6 +105,8 @@ class Session:
             self.dirty.structure = True
             for gone in (before - set(self.store.runs)) | reloaded:
                 self.health.pop(gone, None)
+                self._stall_due.pop(gone, None)
+                self._overview_values.pop(gone, None)
                 self._metric_views.pop(gone, None)
                 self._views.pop(gone, None)
                 self.attention.discard(gone)
@@ -137,7 +142,35 @@ class Session:
                     self.attention.add(name)
             self.health[name] = health
             self._views.pop(name, None)
+            due = self.engine.next_stall_change(run, now)
+            if due is None:
+                self._stall_due.pop(name, None)
+            else:
+                self._stall_due[name] = due
         return changed
+
+    def alarm_state(self) -> dict[str, tuple]:
+        """Run -> its level and which rules fire on which tags at which level: what must reach the
+        screen at once when it changes (a changed value in an alert's text can wait)."""
+        return {
+            name: (health.level, sorted((f.rule, f.tag, f.level) for f in health.findings))
+            for name, health in self.health.items()
+        }
+
+    def has_young_run(self, seconds: float) -> bool:
+        """Whether a run's newest point or file change is less than ``seconds`` old."""
+        limit = self.clock() - seconds
+        return any(
+            (run.last_point_wall_time or 0.0) > limit or (run.last_change_time or 0.0) > limit
+            for run in self.store.runs.values()
+        )
+
+    def stale_runs(self) -> set[str]:
+        """Runs whose stall verdict may have changed with the clock alone: each run is judged
+        again when its age passes its next limit (a multiple of its own cadence), not on every
+        tick, so an idle dashboard of 200 runs judges almost nothing."""
+        now = self.clock()
+        return {name for name, due in self._stall_due.items() if due <= now and name in self.store.runs}
 
     def acknowledge(self, tag: str | None) -> None:
         """The user saw the latched criticals of ``tag`` (None: the whole current run) that are over."""
@@ -234,7 +267,7 @@ class Session:
 
     def display_names(self) -> dict[str, str]:
         """Run name -> display name, for the runs shown now (shared parts dropped)."""
-        if set(self._display_names) != set(self.store.runs):
+        if self._display_names.keys() != self.store.runs.keys():  # (compared in C, no sets built)
             self._display_names = store_display_names(self.store)
             self._views.clear()
         return self._display_names
@@ -279,7 +312,12 @@ class Session:
             group = leading.get(view.name)
             if group is not None:
                 rows.append(group_row(group))
-            rows.append(overview_row(view, view.name == self.current, view.name in self.attention, now))
+            # A run's key values change only with its view; the ages tick every second.
+            kept = self._overview_values.get(view.name)
+            if kept is None or kept[0] is not view:
+                kept = self._overview_values[view.name] = (view, overview_values(view))
+            selected, attention = view.name == self.current, view.name in self.attention
+            rows.append(overview_row(view, selected, attention, now, kept[1]))
         return rows
 
     def take_announcements(self) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rltop.health.findings import Level
 from rltop.model.catalog import GROUPS
@@ -78,13 +79,28 @@ class OverviewRow:
     attention: bool
 
 
-def overview_row(run: RunView, selected: bool, attention: bool, now: float) -> OverviewRow:
-    """The facts of one line of the runs overview (the width is applied when drawing)."""
-    labels = metric_labels([metric.name for metric in run.rows], VALUE_LABEL_WIDTH)
-    values = tuple(
+@lru_cache(maxsize=1024)
+def _value_labels(names: tuple[str, ...]) -> dict[str, str]:
+    """The overview's short metric labels for one set of tags (runs of one experiment share it,
+    and the overview is redrawn every second for the ages: the labels are worked out once)."""
+    return metric_labels(list(names), VALUE_LABEL_WIDTH)
+
+
+def overview_values(run: RunView) -> tuple[tuple[str, str], ...]:
+    """(label, last value) of the run's key metrics, as the overview line shows them."""
+    labels = _value_labels(tuple(metric.name for metric in run.rows))
+    return tuple(
         (visible(labels[m.name]), format_short(m.stats.last) if m.stats.count else "–")
         for m in key_metrics(run)
     )
+
+
+def overview_row(run: RunView, selected: bool, attention: bool, now: float,
+                 values: tuple[tuple[str, str], ...] | None = None) -> OverviewRow:
+    """The facts of one line of the runs overview (the width is applied when drawing).
+
+    ``values``: `overview_values` of the run, when the caller kept them from an earlier call."""
+    values = overview_values(run) if values is None else values
     seconds = run.age(now)
     short = "–" if seconds is None else age_text(seconds)
     age = "–" if seconds is None else f"{short} ago"

@@ -31,6 +31,7 @@ from rltop.ingest.tfrecord.frames import (
     scan_frames,
     valid_headers,
 )
+from rltop.ingest.tfrecord.tags import TagCache
 from rltop.ingest.tfrecord.torn import recover
 
 # Bytes per read. Measured on a 54 MB log: 4 MB windows loaded it 25 % faster than 16 MB ones
@@ -69,6 +70,7 @@ class EventFileReader:
         self._identity: object = None
         self._checked: object = None  # the file's version when it was last checked for a rewrite
         self._plugins: dict[str, str] = {}
+        self._tags = TagCache()  # the file's tags, looked up by every window after the first
         self._head = b""  # the file's first bytes, to notice a rewrite that keeps the inode
         self._reported_stuck = False
 
@@ -167,12 +169,14 @@ class EventFileReader:
         """Decode ``data`` (read at file position ``base``, a record start) and move past it."""
         at_eof = base + len(data) >= size
         scan = scan_frames(data)
-        decoded = decode_records(data, scan.payload_starts, scan.payload_lengths, self._plugins)
+        decoded = decode_records(data, scan.payload_starts, scan.payload_lengths, self._plugins, self._tags)
         if decoded.bad_crc:
             found = scan.payload_starts.size - len(decoded.bad_crc)
             scan = recover(data, scan, decoded.bad_crc, at_eof)
             if scan.payload_starts.size != found:  # records were hidden in a damaged span
-                decoded = decode_records(data, scan.payload_starts, scan.payload_lengths, self._plugins)
+                decoded = decode_records(
+                    data, scan.payload_starts, scan.payload_lengths, self._plugins, self._tags
+                )
         self._report_damage(base, scan, result)
         for start in decoded.bad_records:
             result.problems.append(f"{self.path}: undecodable event at byte {base + start - HEADER}; skipped")
@@ -280,5 +284,6 @@ class EventFileReader:
         self._stamp = None
         self._checked = None
         self._plugins.clear()
+        self._tags = TagCache()
         self._reported_stuck = False
 

@@ -144,7 +144,7 @@ def _decode_value(raw: bytes, plugins: dict[str, str], event: DecodedEvent) -> N
         elif number == 8 and wire_type == 2:
             tensor = value
         elif number == 9 and wire_type == 2:
-            plugin = _plugin_name(value)
+            plugin = plugin_name(value)
     if plugin is not None:
         plugins[tag] = plugin
     else:
@@ -155,7 +155,8 @@ def _decode_value(raw: bytes, plugins: dict[str, str], event: DecodedEvent) -> N
         _decode_tensor(tag, tensor, plugin, event)
 
 
-def _plugin_name(metadata: bytes) -> str | None:
+def plugin_name(metadata: bytes) -> str | None:
+    """The plugin name in a serialised ``SummaryMetadata`` (None when it names none)."""
     for number, wire_type, value in iter_fields(metadata):
         if number == 1 and wire_type == 2:
             for pnum, ptype, pvalue in iter_fields(value):

@@ -1,0 +1,229 @@
+"""Vectorised decode of one-value scalar events, the records a SummaryWriter writes per scalar.
+
+Every such record has the same frame up to its tag and one of three suffixes after it::
+
+    09 <f64 wall_time> 10 <varint step> 2a <len> 0a <len> 0a <taglen> <tag> <suffix>
+
+    simple_value (tensorboardX, torch)      15 <f32>
+    tensor float_val (torch new_style=True)  42 08 08 01 2a 04 <f32> [metadata]
+    tensor content (TF2 writers)             42 0a 08 01 12 00 22 04 <f32> [metadata]
+
+where ``metadata`` (field 9) names the plugin; TF2 writes it with a tag's first value only.
+Records of one tag, one step-varint size and one suffix are byte-identical except the wall time,
+the step and the 4 value bytes, so the first of them is a template: its CRC is computed byte by
+byte and every other record's CRC from the few bytes that differ (`crc.masked_crc32c_templated`).
+Fields are read as whole words gathered once per record (the wall time and the value words are
+also the decoded columns). Tags are grouped by an exact dictionary (hash, then every record's tag
+words compared with its group's first record), and metadata bytes are compared with the
+template's in the same way, so a record that differs anywhere else goes to the general decoder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from rltop.ingest.tfrecord.crc import masked_crc32c_templated
+from rltop.ingest.tfrecord.frames import strided_view
+from rltop.ingest.tfrecord.tags import TagCache, first_of_key, tag_dictionary
+from rltop.ingest.tfrecord.wire import WireError, plugin_name
+
+MAX_FAST_TAG = 120  # tags up to this length take the vectorised path
+_MAX_META = 64  # metadata up to this length is compared word by word
+_MIN_FAST_RECORD = 22
+# The suffix kinds: simple value, tensor float_val, tensor content.
+SIMPLE, FLOAT_VAL, CONTENT = 0, 1, 2
+_FLOAT_VAL_HEAD = 0x042A01080842  # 42 08 08 01 2a 04 (little-endian, 6 bytes)
+_CONTENT_HEAD = 0x0422001201080A42  # 42 0a 08 01 12 00 22 04
+_VALUE_AT = np.array([1, 6, 8], dtype=np.int64)  # value offset after the tag, per kind
+_META_AT = np.array([5, 10, 12], dtype=np.int64)  # metadata offset after the tag, per kind
+
+
+@dataclass
+class FastRows:
+    """The records decoded here (all others go to the general decoder)."""
+
+    ok: np.ndarray  # bool over all records: decoded here, CRC verified
+    corrupt: np.ndarray  # bool over all records: one-value layout whose CRC does not match
+    tag_ids: np.ndarray  # per decoded record (in file order), an index into names
+    names: list[str]
+    steps: np.ndarray
+    walls: np.ndarray
+    values: np.ndarray
+    tensor_tags: set[str]  # tags with decoded tensor records
+    metadata_tags: set[str]  # tags with decoded records carrying their plugin metadata
+
+
+def decode_one_value(
+    data: bytes, buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, plugins: dict[str, str],
+    tensors: bool = True, tags: TagCache | None = None,
+) -> FastRows:
+    """Decode every one-value scalar record; the others are left (``ok`` False) for the caller.
+
+    ``plugins`` (tag -> plugin name before these records) decides bare tensor values: a tag whose
+    known plugin is not "scalars" keeps all its tensor records for the general decoder, which
+    applies plugin metadata in file order. ``tensors=False`` leaves every tensor record to it.
+    """
+    count = starts.size
+    ok = np.zeros(count, dtype=bool)
+    corrupt = np.zeros(count, dtype=bool)
+    empty = np.empty(0, np.int64)
+    none = FastRows(ok, corrupt, empty, [], empty, np.empty(0), np.empty(0), set(), set())
+    u64 = strided_view(data, "<u8")
+    rows = np.flatnonzero(lengths >= _MIN_FAST_RECORD)
+    s = starts[rows]
+    end = s + lengths[rows]
+    # Every word read below starts inside the record and ends at the latest inside its 4-byte
+    # payload CRC, so no bounds clipping is needed until the tag and metadata are read.
+    good = (buf[s] == 0x09) & (buf[s + 9] == 0x10)
+    step, size = _varint_words(u64[s + 10])
+    q = s + 10 + size
+    head = u64[q].view(np.uint8).reshape(-1, 8)  # 2a L1 0a L2 0a taglen ...
+    tag_len = head[:, 5].astype(np.int64)
+    outer = head[:, 1].astype(np.int64)
+    good &= (size > 0) & (head[:, 0] == 0x2A) & (head[:, 2] == 0x0A) & (head[:, 4] == 0x0A)
+    good &= (outer < 0x80) & (outer == head[:, 3] + 2) & (q + 2 + outer == end)
+    tag_end = q + 6 + tag_len
+    suffix = end - tag_end
+    good &= (tag_len <= MAX_FAST_TAG) & (suffix >= 5)
+    if not good.all():
+        rows, end, step, size, tag_end, suffix, tag_len = (
+            a[good] for a in (rows, end, step, size, tag_end, suffix, tag_len)
+        )
+    lead = u64[tag_end]
+    kind = np.full(rows.size, -1, dtype=np.int64)
+    kind[((lead & np.uint64(0xFF)) == 0x15) & (suffix == 5)] = SIMPLE
+    if tensors:
+        kind[((lead & np.uint64(0xFFFFFFFFFFFF)) == _FLOAT_VAL_HEAD) & (suffix >= 10)] = FLOAT_VAL
+        kind[(lead == np.uint64(_CONTENT_HEAD)) & (suffix >= 12)] = CONTENT
+    meta_len = suffix - _META_AT[np.maximum(kind, 0)]
+    usable = (kind >= 0) & (meta_len <= _MAX_META)
+    if not usable.all():
+        rows, end, step, size, tag_end, tag_len, kind, meta_len = (
+            a[usable] for a in (rows, end, step, size, tag_end, tag_len, kind, meta_len)
+        )
+    if rows.size == 0:
+        return none
+    tag_ids, names, exact = tag_dictionary(data, tag_end - tag_len, tag_len, tags)
+    group = _group_key(tag_ids, size, kind, meta_len)
+    template = first_of_key(group)
+    exact &= _same_words(data, end - meta_len, meta_len, template)
+    exact &= _plugins_allow(data, names, tag_ids, kind, end, meta_len, template, plugins)
+    if not exact.all():  # differs from its template somewhere: the general decoder takes it
+        rows, step, size, tag_end, tag_ids, kind, meta_len, group = (
+            a[exact] for a in (rows, step, size, tag_end, tag_ids, kind, meta_len, group)
+        )
+        template = first_of_key(group)
+    if rows.size == 0:
+        return none
+    record_starts = starts[rows]
+    value_at = tag_end + _VALUE_AT[kind]
+    wall_words = u64[record_starts + 1]
+    step_words = u64[record_starts + 10]
+    value_words = strided_view(data, "<u4")[value_at]
+    fields = [(wall_words, 1), (step_words, 10), (value_words, value_at - record_starts)]
+    crcs = masked_crc32c_templated(buf, record_starts, lengths[rows], template, fields)
+    good = crcs == strided_view(data, "<u4")[record_starts + lengths[rows]]
+    corrupt[rows[~good]] = True
+    ok[rows[good]] = True
+    tensor_tags: set[str] = set()
+    metadata_tags: set[str] = set()
+    if int(kind.max()) != SIMPLE:
+        tensor_rows = (kind != SIMPLE) & good
+        tensor_tags = {names[i] for i in set(tag_ids[tensor_rows].tolist())}
+        metadata_tags = {names[i] for i in set(tag_ids[tensor_rows & (meta_len > 0)].tolist())}
+    if not good.all():
+        tag_ids, step, wall_words, value_words = (a[good] for a in (tag_ids, step, wall_words, value_words))
+    walls = wall_words.view(np.float64)
+    values = value_words.view(np.float32).astype(np.float64)
+    return FastRows(ok, corrupt, tag_ids, names, step, walls, values, tensor_tags, metadata_tags)
+
+
+def _group_key(tag_ids: np.ndarray, size: np.ndarray, kind: np.ndarray, meta_len: np.ndarray) -> np.ndarray:
+    """A dense key per (tag, step size, suffix kind, metadata length): one template per key."""
+    layout = (kind * (_MAX_META + 1) + meta_len) * 11 + size
+    present = np.zeros(3 * (_MAX_META + 1) * 11, dtype=np.int64)
+    present[layout] = 1
+    dense = np.cumsum(present) - 1
+    return tag_ids * int(dense[-1] + 1) + dense[layout]
+
+
+def _same_words(
+    data: bytes, field_start: np.ndarray, field_len: np.ndarray, template: np.ndarray
+) -> np.ndarray:
+    """Whether each record's bytes ``[field_start, field_start + field_len)`` equal its template's.
+
+    Words are read backwards from the field's end (only the payload CRC follows it) so that no
+    read leaves the buffer; bytes before the field are masked off.
+    """
+    same = np.ones(field_start.size, dtype=bool)
+    longest = int(field_len.max()) if field_len.size else 0
+    if longest == 0:
+        return same
+    words_view = strided_view(data, "<u8")
+    field_end = field_start + field_len
+    for k in range((longest + 7) // 8):
+        kept = np.minimum(field_len - 8 * k, 8)  # bytes of this word inside the field (<= 0: none)
+        shift = (8 * (8 - np.maximum(kept, 0))).astype(np.uint64)
+        word = words_view[np.maximum(field_end - 8 * (k + 1), 0)]
+        word = np.where(kept > 0, word >> shift, 0)  # drops the bytes before the field
+        same &= word == word[template]
+    return same
+
+
+def _plugins_allow(data, names, tag_ids, kind, end, meta_len, template, plugins) -> np.ndarray:
+    """Tensor records count as scalars only as the general decoder would count them.
+
+    A record with metadata must name the scalars plugin; a bare one needs a tag whose known plugin
+    is none or scalars. Records of the same tag and layout share their template's answer.
+    """
+    allow = np.ones(kind.size, dtype=bool)
+    tensor = np.flatnonzero(kind[template] != SIMPLE)
+    if tensor.size == 0:
+        return allow
+    for t in np.unique(template[tensor]).tolist():
+        name = names[int(tag_ids[t])]
+        known = plugins.get(name)
+        if known not in (None, "scalars"):
+            answer = False  # the general decoder applies plugin changes in file order
+        elif meta_len[t]:
+            answer = _metadata_plugin(data[int(end[t] - meta_len[t]) : int(end[t])]) == "scalars"
+        else:
+            answer = True
+        if not answer:
+            allow[template == t] = False
+    return allow
+
+
+@lru_cache(maxsize=256)
+def _metadata_plugin(field: bytes) -> str | None:
+    """The plugin named by a serialised ``metadata`` field (4a <len> SummaryMetadata), or None."""
+    if len(field) < 2 or field[0] != 0x4A or field[1] != len(field) - 2:
+        return None
+    try:
+        return plugin_name(field[2:])
+    except (WireError, UnicodeError):
+        return None
+
+
+def _varint_words(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Decode the varint in the low bytes of each word: (values as int64, sizes; 0 = not here).
+
+    Byte k contributes only while every earlier byte had its continuation bit set. A varint
+    longer than 7 bytes (a step of 2^49 or more, or negative) is left to the general decoder.
+    """
+    columns = words.view(np.uint8).reshape(-1, 8)
+    value = np.zeros(words.size, dtype=np.uint64)
+    size = np.zeros(words.size, dtype=np.int64)
+    going = np.ones(words.size, dtype=bool)
+    for k in range(7):
+        byte = columns[:, k]
+        value |= (byte & 0x7F).astype(np.uint64) * going << np.uint64(7 * k)
+        size += going
+        going &= byte >= 0x80
+        if not going.any():
+            return value.view(np.int64), size
+    size[going] = 0
+    return value.view(np.int64), size
