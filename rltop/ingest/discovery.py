@@ -15,6 +15,7 @@ and its runs say so (`RunSource.note`). Files of one run are in their kind's rea
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -80,6 +81,29 @@ def check_paths(paths: list[str]) -> None:
             raise DiscoveryError(f"{path}: permission denied") from None
         except storage.Unreachable as error:
             raise DiscoveryError(f"{path}: cannot reach the storage: {error}") from None
+        if not storage.is_url(path):
+            require_readers(path, _names_at(path))
+
+
+def _names_at(path: str) -> list[str]:
+    """The name of a local path and, for a directory, of its entries (one listing, no walk)."""
+    names = [os.path.basename(os.path.abspath(path))]
+    if os.path.isdir(path):
+        try:
+            names.extend(os.listdir(path))
+        except OSError:
+            pass  # unreadable: the walk says so
+    return names
+
+
+def require_readers(path: str, names: list[str]) -> None:
+    """`rltop.ingest.storage.MissingBackend` (one line naming the extra) when ``names`` hold files of a
+    kind whose reader needs a package that is not installed (W&B run files without wandb)."""
+    for kind in sources.KINDS.values():
+        if any(kind.marks(name) for name in names):
+            missing = kind.requirement()
+            if missing is not None:
+                raise storage.MissingBackend(f"{path}: {missing}")
 
 
 def discover(paths: list[str], missing_ok: bool = False, labels: list[str] | None = None) -> Discovery:
@@ -140,7 +164,7 @@ def _add_single_file(path: str, label: str, found: dict, result: Discovery) -> N
     kind = sources.claim(storage.name(path))
     if kind is None:
         result.problems.append(
-            f"{path}: not a TensorBoard event file (events.out.tfevents.*) nor a trainer_state.json; skipped"
+            f"{path}: not a TensorBoard event file nor another file rltop reads ({sources.what_is_read()}); skipped"
         )
         return
     full = storage.absolute(path)

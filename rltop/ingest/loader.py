@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rltop.ingest import storage
+from rltop.ingest import sources, storage
 from rltop.ingest.discovery import Discovery, DiscoveryError, compile_filter, discover
 from rltop.ingest.feed import ChangeBatch, Changes, apply_batch
 from rltop.ingest.runfiles import RunFiles
@@ -84,6 +84,10 @@ def _load(
 ) -> LoadResult:
     """`load` once the filters are compiled."""
     found = discover(paths)
+    for kind in {source.kind for source in found.runs}:
+        missing = sources.kind(kind).requirement()  # a one-shot load cannot read these runs at all
+        if missing is not None:
+            raise storage.MissingBackend(missing)
     found.runs = group_sources(found.runs, SessionGrouper())
     result = LoadResult(store=Store(), discovery=found, problems=list(found.problems))
     for source in found.runs:

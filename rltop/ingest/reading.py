@@ -82,3 +82,9 @@ class SourceKind:
     quiet_hint: str = "training stopped, or its writer buffers: see flush_secs"  # why no data may come
     newest_only: bool = False  # only the newest file is read; its reader `follow`s the run's files
     sessions: bool = False  # transformers' runs/<session> folders of one output_dir may be one run
+    # The one line naming what to install when a package the reader needs is missing, else None
+    # (W&B run files need the wandb package's protobuf classes: ``rltop[wandb]``).
+    requirement: Callable[[], str | None] = lambda: None
+    # A file or folder name that says runs of this kind lie there (W&B: ``wandb``, ``run-…``): a
+    # root's name and its entries are checked against it before the screen, for `requirement`.
+    marks: Callable[[str], bool] = lambda name: False
