@@ -161,13 +161,21 @@ def _join_name(label: str, relative: str) -> str:
 
 
 def _add_single_file(path: str, label: str, found: dict, result: Discovery) -> None:
+    full = storage.absolute(path)
     kind = sources.claim(storage.name(path))
+    if kind is not None and kind.members is not None:
+        members = kind.members(full)
+        if not members:
+            result.problems.append(f"{path}: no run in it (not one of the {kind.label}, or none logged yet); skipped")
+        for member, directory in members:
+            relative = storage.relative(directory, storage.parent(storage.parent(full)))
+            _source(found, kind, directory, display_name(_join_name(label, relative))).files.append(member)
+        return
     if kind is None:
         result.problems.append(
             f"{path}: not a TensorBoard event file nor another file rltop reads ({sources.what_is_read()}); skipped"
         )
         return
-    full = storage.absolute(path)
     directory = kind.run_directory(full)
     name = display_name(label or storage.name(directory))
     _source(found, kind, directory, name).files.append(full)
@@ -195,8 +203,13 @@ def _walk(root: str, label: str, found: dict, result: Discovery) -> None:
             relative = storage.relative(run_directory, root_abs)
             if relative == ".." or relative.startswith("../"):
                 relative = storage.name(run_directory)  # a checkpoint folder given as the root
-            name = display_name(_join_name(label, relative) or storage.name(root_abs))
-            _source(found, kind, run_directory, name).files.append(full)
+            if kind.members is None:
+                name = display_name(_join_name(label, relative) or storage.name(root_abs))
+                _source(found, kind, run_directory, name).files.append(full)
+                continue
+            for member, directory in kind.members(full):  # a file holding several runs
+                name = display_name(_join_name(label, storage.relative(directory, root_abs)))
+                _source(found, kind, directory, name).files.append(member)
 
 
 def _prefer_best_kind(runs: list[RunSource], result: Discovery) -> list[RunSource]:

@@ -88,3 +88,7 @@ class SourceKind:
     # A file or folder name that says runs of this kind lie there (W&B: ``wandb``, ``run-…``): a
     # root's name and its entries are checked against it before the screen, for `requirement`.
     marks: Callable[[str], bool] = lambda name: False
+    # For a file holding several runs (a trackio database): (member path, run directory) of each
+    # run in it, the member path read as that run's file (`rltop.ingest.storage.member_path`), the
+    # directory naming it; [] for a file that holds no run. None: one file, one run_directory.
+    members: Callable[[str], list[tuple[str, str]]] | None = None

@@ -30,11 +30,11 @@ works live, under ``rltop tail``/``watch`` and on ``s3://`` with no further chan
 
 from __future__ import annotations
 
-from rltop.ingest import tfevents, trainer_state, wandb_run
+from rltop.ingest import tfevents, trackio_db, trainer_state, wandb_run
 from rltop.ingest.reading import SourceKind
 
 KINDS: dict[str, SourceKind] = {
-    kind.name: kind for kind in (tfevents.KIND, wandb_run.KIND, trainer_state.KIND)
+    kind.name: kind for kind in (tfevents.KIND, wandb_run.KIND, trackio_db.KIND, trainer_state.KIND)
 }
 DEFAULT = tfevents.KIND.name
 
