@@ -1,0 +1,95 @@
+"""``rltop tail`` beside the real wandb SDK writing an offline run: every logged step printed once.
+
+The SDK (wandb-core) writes its run file a 32 KiB block at a time, plus a flush now and then and
+at ``finish()``: the writer logs until two blocks are on disk, waits until tail has printed some
+of them (tail follows a file that is still being written), then logs the rest and finishes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from live_helpers import Lines
+
+ROOT = Path(__file__).resolve().parent.parent
+KEYS = [f"train/metric_{index:02d}" for index in range(24)]
+
+WRITER = r"""
+import glob, json, os, sys
+import wandb
+
+root, expected_path = sys.argv[1], sys.argv[2]
+keys = json.loads(sys.argv[3])
+run = wandb.init(project="rltop-live", mode="offline", dir=root, config={"beta": 0.04, "max_steps": 160})
+run.define_metric("train/global_step")
+run.define_metric("*", step_metric="train/global_step", step_sync=True)  # as transformers' WandbCallback
+written = []
+
+def log(step):
+    row = {key: step + index / 100 for index, key in enumerate(keys)}
+    run.log({**row, "train/global_step": step})
+    written.extend([key, step, value] for key, value in row.items())
+
+def file_size():
+    files = glob.glob(os.path.join(root, "wandb", "offline-run-*", "run-*.wandb"))
+    return os.path.getsize(files[0]) if files else 0
+
+step = 0
+while file_size() < 2 * 32768:  # logs until two whole blocks are on disk
+    step += 1
+    log(step)
+    if step >= 100000:
+        raise SystemExit("the run file does not grow")
+print("paused", step, flush=True)
+sys.stdin.readline()
+for later in range(step + 1, step + 40):
+    log(later)
+run.finish()
+with open(expected_path, "w") as handle:
+    json.dump(written, handle)
+print("done", flush=True)
+"""
+
+
+def test_tail_prints_each_step_of_a_live_wandb_run_once(tmp_path) -> None:
+    root = tmp_path / "logs"
+    root.mkdir()
+    expected_path = tmp_path / "expected.json"
+    env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "true", "WANDB_DISABLE_GIT": "true",
+           "WANDB_CONFIG_DIR": str(tmp_path / "config"), "WANDB_CACHE_DIR": str(tmp_path / "cache")}
+    writer = tail = None
+    try:
+        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(expected_path), json.dumps(KEYS)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+        paused = writer.stdout.readline().split()
+        assert paused and paused[0] == "paused", paused
+        tail = subprocess.Popen([sys.executable, "-m", "rltop", "tail", str(root)], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out, err = Lines(tail.stdout), Lines(tail.stderr)
+        # Points of the blocks on disk arrive while the writer still runs.
+        out.wait(lambda lines: len(lines) >= len(KEYS), "the points of the first blocks", timeout=120)
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+        assert writer.stdout.readline().strip() == "done"
+        assert writer.wait(timeout=120) == 0
+        expected = sorted(tuple(point) for point in json.loads(expected_path.read_text()))
+        out.wait(lambda lines: len(lines) >= len(expected), f"{len(expected)} points", timeout=120)
+        tail.send_signal(signal.SIGINT)
+        assert tail.wait(timeout=30) == 0, err.lines
+    finally:
+        for process in (writer, tail):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
+    printed = [json.loads(line) for line in out.lines]
+    assert {point["run"] for point in printed} == {f"wandb/{next((root / 'wandb').glob('offline-run-*')).name}"}
+    got = sorted((point["tag"], point["step"], point["value"]) for point in printed)
+    assert got == expected  # every logged point, exactly once
+    steps = [point["step"] for point in printed if point["tag"] == KEYS[0]]
+    assert steps == sorted(steps)
+    assert not any("Traceback" in line for line in err.lines)
