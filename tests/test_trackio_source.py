@@ -14,13 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_snapshot_helpers import isolate_user_rules, run_cli, verdicts_at
+from test_snapshot_helpers import isolate_user_rules, run_cli, validate, verdicts_at
 
 from rltop.ingest import storage
 from rltop.ingest.discovery import discover
 from rltop.ingest.loader import load
 from rltop.ingest.trackio_db import list_runs
 from rltop.ingest.trackio_reader import TrackioRunReader
+from rltop.report.json_report import load_schema
 
 FIXTURE = Path(__file__).parent / "fixtures" / "trackio" / "trackio_grpo"
 DATABASE = FIXTURE / "trackio" / "huggingface.db"
@@ -50,12 +51,23 @@ def test_the_database_and_the_event_file_hold_the_same_points(trackio_dir) -> No
     assert extra and all(tag.startswith("profiling/") for tag in extra)  # TRL's timers skip TensorBoard
     # transformers' TrackioCallback drops the end-of-training figures (train_runtime…) altogether.
     missing = set(events.series) - set(mine.series)
-    assert missing == {f"train/{key}" for key in ("train_runtime", "train_samples_per_second",
-                                                   "train_steps_per_second", "train_loss", "total_flos")}
+    assert missing == {
+        f"train/{key}"
+        for key in (
+            "train_runtime",
+            "train_samples_per_second",
+            "train_steps_per_second",
+            "train_loss",
+            "total_flos",
+        )
+    }
     for tag in set(events.series) & set(mine.series):
         assert np.array_equal(mine.series[tag].steps, events.series[tag].steps), tag
-        assert np.array_equal(mine.series[tag].values.astype(np.float32),
-                              events.series[tag].values.astype(np.float32), equal_nan=True), tag
+        assert np.array_equal(
+            mine.series[tag].values.astype(np.float32),
+            events.series[tag].values.astype(np.float32),
+            equal_nan=True,
+        ), tag
         assert np.all(np.abs(mine.series[tag].wall_times - events.series[tag].wall_times) < 5.0), tag
 
 
@@ -86,8 +98,13 @@ def metrics_row(connection, run_id: str, step: int, values: dict) -> None:
     """A row as trackio writes it (sqlite_storage.SQLiteStorage.log)."""
     connection.execute(
         "INSERT INTO metrics (timestamp, run_id, run_name, step, metrics) VALUES (?, ?, ?, ?, ?)",
-        ("2026-12-01T12:45:00.000000+00:00", run_id, "dainty-sunset-0", step,
-         json.dumps({**values, "train/global_step": step})),
+        (
+            "2026-12-01T12:45:00.000000+00:00",
+            run_id,
+            "dainty-sunset-0",
+            step,
+            json.dumps({**values, "train/global_step": step}),
+        ),
     )
 
 
@@ -117,8 +134,10 @@ def test_only_the_rows_after_the_last_one_seen_while_a_writer_holds_its_lock(tra
 def test_a_new_run_in_the_database_becomes_a_new_rltop_run(trackio_dir) -> None:
     database = trackio_dir / DATABASE.name
     writer = sqlite3.connect(database, isolation_level=None)
-    writer.execute("INSERT INTO configs (run_id, run_name, config, created_at) VALUES (?, ?, ?, ?)",
-                   ("second", "clever-moon-1", json.dumps({"beta": 0.0}), "2026-12-01T13:00:00+00:00"))
+    writer.execute(
+        "INSERT INTO configs (run_id, run_name, config, created_at) VALUES (?, ?, ?, ?)",
+        ("second", "clever-moon-1", json.dumps({"beta": 0.0}), "2026-12-01T13:00:00+00:00"),
+    )
     connection = writer
     connection.execute(
         "INSERT INTO metrics (timestamp, run_id, run_name, step, metrics) VALUES (?, ?, ?, ?, ?)",
@@ -149,5 +168,6 @@ def test_snapshot_of_a_trackio_folder(capsys, trackio_dir, tmp_path, monkeypatch
     code, out, err = run_cli(capsys, "snapshot", str(trackio_dir), "--format", "json")
     assert code == 0, err
     document = json.loads(out)
+    assert validate(document, load_schema()) == []
     (run,) = document["runs"]
     assert run["name"] == "huggingface/dainty-sunset-0" and run["finished"]

@@ -60,16 +60,33 @@ def test_tail_prints_each_step_of_a_live_wandb_run_once(tmp_path) -> None:
     root = tmp_path / "logs"
     root.mkdir()
     expected_path = tmp_path / "expected.json"
-    env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "true", "WANDB_DISABLE_GIT": "true",
-           "WANDB_CONFIG_DIR": str(tmp_path / "config"), "WANDB_CACHE_DIR": str(tmp_path / "cache")}
+    env = {
+        **os.environ,
+        "WANDB_MODE": "offline",
+        "WANDB_SILENT": "true",
+        "WANDB_DISABLE_GIT": "true",
+        "WANDB_CONFIG_DIR": str(tmp_path / "config"),
+        "WANDB_CACHE_DIR": str(tmp_path / "cache"),
+    }
     writer = tail = None
     try:
-        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(expected_path), json.dumps(KEYS)],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+        writer = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(root), str(expected_path), json.dumps(KEYS)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
         paused = writer.stdout.readline().split()
         assert paused and paused[0] == "paused", paused
-        tail = subprocess.Popen([sys.executable, "-m", "rltop", "tail", str(root)], cwd=ROOT,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        tail = subprocess.Popen(
+            [sys.executable, "-m", "rltop", "tail", str(root)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         out, err = Lines(tail.stdout), Lines(tail.stderr)
         # Points of the blocks on disk arrive while the writer still runs.
         out.wait(lambda lines: len(lines) >= len(KEYS), "the points of the first blocks", timeout=120)
@@ -87,9 +104,58 @@ def test_tail_prints_each_step_of_a_live_wandb_run_once(tmp_path) -> None:
                 process.kill()
                 process.wait()
     printed = [json.loads(line) for line in out.lines]
-    assert {point["run"] for point in printed} == {f"wandb/{next((root / 'wandb').glob('offline-run-*')).name}"}
+    assert {point["run"] for point in printed} == {
+        f"wandb/{next((root / 'wandb').glob('offline-run-*')).name}"
+    }
     got = sorted((point["tag"], point["step"], point["value"]) for point in printed)
     assert got == expected  # every logged point, exactly once
     steps = [point["step"] for point in printed if point["tag"] == KEYS[0]]
     assert steps == sorted(steps)
     assert not any("Traceback" in line for line in err.lines)
+
+
+CRASHING = r"""
+import sys
+import wandb
+
+config = {"beta": 0.04, "max_steps": 100}
+run = wandb.init(project="rltop-crash", mode="offline", dir=sys.argv[1], config=config)
+run.define_metric("train/global_step")
+run.define_metric("*", step_metric="train/global_step")
+for step in range(1, 6):
+    run.log({"train/loss": 1.0 / step, "train/global_step": step})
+raise RuntimeError("CUDA out of memory (simulated)")
+"""
+
+
+def test_a_crashed_wandb_run_is_critical_with_its_exit_code(tmp_path) -> None:
+    env = {
+        **os.environ,
+        "WANDB_MODE": "offline",
+        "WANDB_SILENT": "true",
+        "WANDB_DISABLE_GIT": "true",
+        "WANDB_CONFIG_DIR": str(tmp_path / "config"),
+        "WANDB_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    crashed = subprocess.run(
+        [sys.executable, "-c", CRASHING, str(tmp_path)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert crashed.returncode == 1
+    done = subprocess.run(
+        [sys.executable, "-m", "rltop", "snapshot", str(tmp_path / "wandb"), "--format", "json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg")},
+    )
+    assert done.returncode == 1, done.stderr  # a critical run fails the snapshot
+    (run,) = json.loads(done.stdout)["runs"]
+    assert run["exit_code"] == 1 and not run["finished"] and run["level"] == "critical"
+    (finding,) = [f for f in run["findings"] if f["title"] == "crashed"]
+    assert "exited with code 1" in finding["message"] and "stopped at step 5 of 100" in finding["message"]

@@ -6,6 +6,7 @@ nor lose a point before the damage; without the wandb package rltop says what to
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_snapshot_helpers import isolate_user_rules, run_cli, verdicts_at
+from test_snapshot_helpers import isolate_user_rules, run_cli, validate, verdicts_at
 
 from rltop.health.stall import is_finished
 from rltop.ingest import leveldb_log
@@ -21,6 +22,7 @@ from rltop.ingest.loader import load
 from rltop.ingest.wandb_reader import WandbFileReader
 from rltop.ingest.wandb_records import RunRecords
 from rltop.ingest.wandb_run import record_class
+from rltop.report.json_report import load_schema
 
 FIXTURE = Path(__file__).parent / "fixtures" / "wandb" / "wandb_grpo"
 WANDB_DIR = FIXTURE / "wandb"
@@ -46,7 +48,9 @@ def test_the_wandb_file_and_the_event_file_hold_the_same_points() -> None:
         mine = wandb_run.series[tag]
         assert np.array_equal(mine.steps, events.steps), tag
         # Event files store float32; W&B keeps the float64 the trainer logged.
-        assert np.array_equal(mine.values.astype(np.float32), events.values.astype(np.float32), equal_nan=True), tag
+        assert np.array_equal(
+            mine.values.astype(np.float32), events.values.astype(np.float32), equal_nan=True
+        ), tag
         assert not mine.single_precision
         assert np.all(np.abs(mine.wall_times - events.wall_times) < 5.0), tag  # both loggers' clocks
 
@@ -173,10 +177,15 @@ def test_a_growing_file_delivers_each_point_once(tmp_path) -> None:
         path.write_bytes(data[:size])
         result = reader.read()
         assert result.problems == [], size
-        delivered.extend((t, int(s), float(v)) for t, p in result.decoded.scalars.items()
-                         for s, v in zip(p.steps, p.values))
+        delivered.extend(
+            (t, int(s), float(v))
+            for t, p in result.decoded.scalars.items()
+            for s, v in zip(p.steps, p.values)
+        )
     whole = WandbFileReader(str(RUN_FILE)).read().decoded.scalars
-    assert sorted(delivered) == sorted((t, int(s), float(v)) for t, p in whole.items() for s, v in zip(p.steps, p.values))
+    assert sorted(delivered) == sorted(
+        (t, int(s), float(v)) for t, p in whole.items() for s, v in zip(p.steps, p.values)
+    )
 
 
 def test_flipped_bits_never_crash_and_lose_nothing_before_the_damage(tmp_path) -> None:
@@ -245,14 +254,24 @@ def test_a_replaced_file_is_read_again(tmp_path) -> None:
 
 # -- without the extra ------------------------------------------------------------------------------
 
-WITHOUT_WANDB = "import sys; sys.modules['wandb'] = None; from rltop.cli import main; sys.exit(main(sys.argv[1:]))"
+WITHOUT_WANDB = (
+    "import sys; sys.modules['wandb'] = None; from rltop.cli import main; sys.exit(main(sys.argv[1:]))"
+)
 
 
-@pytest.mark.parametrize("argv", [["snapshot", str(WANDB_DIR)], ["snapshot", str(RUN_FILE)], ["tail", str(WANDB_DIR)],
-                                  ["export", str(RUN_FILE.parent)]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["snapshot", str(WANDB_DIR)],
+        ["snapshot", str(RUN_FILE)],
+        ["tail", str(WANDB_DIR)],
+        ["export", str(RUN_FILE.parent)],
+    ],
+)
 def test_without_wandb_one_line_naming_the_extra_and_exit_2(argv) -> None:
-    done = subprocess.run([sys.executable, "-c", WITHOUT_WANDB, *argv], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_WANDB, *argv], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "pip install 'rltop[wandb]'" in lines[0], done.stderr
@@ -263,4 +282,7 @@ def test_snapshot_of_a_wandb_folder(capsys, tmp_path, monkeypatch) -> None:
     isolate_user_rules(monkeypatch, tmp_path)
     code, out, err = run_cli(capsys, "snapshot", str(WANDB_DIR), "--format", "json")
     assert code == 0, err
-    assert '"finished": true' in out and "W&B run file" in out
+    document = json.loads(out)
+    assert validate(document, load_schema()) == []
+    (run,) = document["runs"]
+    assert run["finished"] and run["exit_code"] == 0 and run["source"]["kind"] == "wandb"

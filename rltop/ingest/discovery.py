@@ -15,6 +15,7 @@ and its runs say so (`RunSource.note`). Files of one run are in their kind's rea
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -89,10 +90,8 @@ def _names_at(path: str) -> list[str]:
     """The name of a local path and, for a directory, of its entries (one listing, no walk)."""
     names = [os.path.basename(os.path.abspath(path))]
     if os.path.isdir(path):
-        try:
+        with contextlib.suppress(OSError):  # unreadable: the walk says so
             names.extend(os.listdir(path))
-        except OSError:
-            pass  # unreadable: the walk says so
     return names
 
 
@@ -166,14 +165,17 @@ def _add_single_file(path: str, label: str, found: dict, result: Discovery) -> N
     if kind is not None and kind.members is not None:
         members = kind.members(full)
         if not members:
-            result.problems.append(f"{path}: no run in it (not one of the {kind.label}, or none logged yet); skipped")
+            result.problems.append(
+                f"{path}: no run in it (not one of the {kind.label}, or none logged yet); skipped"
+            )
         for member, directory in members:
             relative = storage.relative(directory, storage.parent(storage.parent(full)))
             _source(found, kind, directory, display_name(_join_name(label, relative))).files.append(member)
         return
     if kind is None:
         result.problems.append(
-            f"{path}: not a TensorBoard event file nor another file rltop reads ({sources.what_is_read()}); skipped"
+            f"{path}: not a TensorBoard event file nor another file rltop reads "
+            f"({sources.what_is_read()}); skipped"
         )
         return
     directory = kind.run_directory(full)

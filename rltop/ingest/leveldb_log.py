@@ -93,7 +93,7 @@ def scan(data: bytes, base: int, at_eof: bool) -> LogScan:
             pos = resume
             result.consumed = base + pos
             continue
-        if kind == FULL or kind == FIRST:
+        if kind in (FULL, FIRST):
             if record_start is not None:  # a FIRST that never got its LAST
                 result.damage.append((base + record_start, pos - record_start))
             record_start, parts = pos, [bytes(view[pos + CHUNK_HEADER : end])]

@@ -3,10 +3,10 @@
 trackio (``report_to="trackio"``) keeps each project in ``$TRACKIO_DIR/<project>.db`` (default
 ``~/.cache/huggingface/trackio``), written while training runs (WAL journal). Each run of the
 project becomes an rltop run, read from the member path ``<project>.db::<run id>``
-(`rltop.ingest.storage.member_path`), its directory ``<TRACKIO_DIR>/<project>/<run name>``. The database is opened
-read-only (a ``mode=ro`` URI, ``query_only``), one short read at a time, so rltop never takes a
-write lock that could stall the training process; each read asks only for the rows after the
-last row id seen (`rltop.ingest.trackio_reader`).
+(`rltop.ingest.storage.member_path`), its directory ``<TRACKIO_DIR>/<project>/<run name>``. The
+database is opened read-only (a ``mode=ro`` URI, ``query_only``), one short read at a time, so
+rltop never takes a write lock that could stall the training process; each read asks only for the
+rows after the last row id seen (`rltop.ingest.trackio_reader`).
 
 The schema is trackio's (checked on trackio 0.43, schema version 2): ``metrics(id, run_id,
 timestamp, run_name, step, metrics)`` with the logged dict as JSON, ``configs(run_id, run_name,
@@ -35,14 +35,24 @@ def connect(path: str) -> Any:
     """A read-only connection to the database ``path`` (sqlite3.Error when it cannot be opened).
 
     ``mode=ro`` never writes nor takes a write lock; ``query_only`` refuses any write on this
-    connection even by mistake; a short busy timeout keeps a poll from waiting on the writer.
+    connection even by mistake; a short busy timeout keeps a poll from waiting on the writer. A
+    WAL database needs its ``-shm`` index, which SQLite creates beside it when no writer has; in a
+    folder rltop may not write to, a database no writer has open (no ``-wal`` file) is read as
+    ``immutable`` instead: no index, no lock, nothing to stall.
     """
     import pathlib
     import sqlite3
 
     uri = pathlib.Path(os.path.abspath(path)).as_uri() + "?mode=ro"
-    connection = sqlite3.connect(uri, uri=True, timeout=0.5, check_same_thread=False)
-    connection.execute("PRAGMA query_only = 1")
+    try:
+        connection = sqlite3.connect(uri, uri=True, timeout=0.5, check_same_thread=False)
+        connection.execute("PRAGMA query_only = 1")
+        connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # opens it for real
+    except sqlite3.OperationalError:
+        if os.path.exists(path + "-wal") or not os.path.exists(path):
+            raise
+        connection = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=0.5, check_same_thread=False)
+        connection.execute("PRAGMA query_only = 1")
     return connection
 
 

@@ -51,7 +51,7 @@ class TrackioRunReader:
     def __init__(self, path: str) -> None:
         self.path = path
         self.database = storage.container(path)
-        self.run = path[len(self.database) + len(storage.MEMBER):]
+        self.run = path[len(self.database) + len(storage.MEMBER) :]
         self.reset()
 
     pending_bytes = 0  # rows are whole or absent: nothing waits for the rest of a record
@@ -93,7 +93,9 @@ class TrackioRunReader:
         finally:
             connection.close()
         if restart:
-            result.problems.append(f"{self.path}: rows already read are gone (database replaced); reading it again")
+            result.problems.append(
+                f"{self.path}: rows already read are gone (database replaced); reading it again"
+            )
             self.reset()
             result.restarted = True
             return result
@@ -112,12 +114,15 @@ class TrackioRunReader:
         if self._last_id and (newest or 0) < self._last_id:
             return [], None, True
         rows = connection.execute(
-            f"SELECT id, timestamp, step, metrics FROM metrics WHERE id > ? AND {ident} = ? ORDER BY id LIMIT ?",
+            "SELECT id, timestamp, step, metrics FROM metrics"
+            f" WHERE id > ? AND {ident} = ? ORDER BY id LIMIT ?",
             (self._last_id, self.run, BATCH_ROWS),
         ).fetchall()
         config = None
         if ident in columns(connection, "configs"):
-            found = connection.execute(f"SELECT config FROM configs WHERE {ident} = ?", (self.run,)).fetchone()
+            found = connection.execute(
+                f"SELECT config FROM configs WHERE {ident} = ?", (self.run,)
+            ).fetchone()
             if found is not None and found[0] != self._config_text:
                 config = self._config_text = found[0]
         return rows, config, False
@@ -150,8 +155,12 @@ class TrackioRunReader:
                 column[1].append(wall)
                 column[2].append(value)
         for tag, (steps, walls, values) in columns_by_tag.items():
-            decoded.scalars[tag] = Points(np.asarray(steps, dtype=np.int64), np.asarray(walls, dtype=np.float64),
-                                          np.asarray(values, dtype=np.float64), single_precision=False)
+            decoded.scalars[tag] = Points(
+                np.asarray(steps, dtype=np.int64),
+                np.asarray(walls, dtype=np.float64),
+                np.asarray(values, dtype=np.float64),
+                single_precision=False,
+            )
         if config is not None:
             decoded.config = _config(config)
         return decoded

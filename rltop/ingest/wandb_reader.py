@@ -101,11 +101,15 @@ class WandbFileReader:
         if header[:6] != leveldb_log.FILE_HEADER[:6]:
             if not any(header):
                 return False  # zeros: bytes not landed yet on a network file system
-            self._not_wandb = f"{self.path}: no W&B header (\":W&B\" and its magic) at the start; not a W&B run file?"
+            self._not_wandb = (
+                f'{self.path}: no W&B header (":W&B" and its magic) at the start; not a W&B run file?'
+            )
             result.problems.append(self._not_wandb)
             return False
         if header != leveldb_log.FILE_HEADER:
-            result.problems.append(f"{self.path}: W&B file format version {header[6]} (rltop knows 0); reading it anyway")
+            result.problems.append(
+                f"{self.path}: W&B file format version {header[6]} (rltop knows 0); reading it anyway"
+            )
         self._head = head
         self.offset = len(leveldb_log.FILE_HEADER)
         return True
@@ -142,7 +146,10 @@ class WandbFileReader:
                 "damaged, or not completely written yet; skipped"
             )
         if self.pending_bytes >= QUIET_PENDING:
-            return f"{self.path}: file ends inside a record ({self.pending_bytes} bytes at byte {self.offset}); not read"
+            return (
+                f"{self.path}: file ends inside a record ({self.pending_bytes} bytes at byte "
+                f"{self.offset}); not read"
+            )
         return None
 
     def _restart_reason(self, handle: FileHandle, stat: FileStat) -> str | None:

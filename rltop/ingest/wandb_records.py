@@ -179,8 +179,12 @@ class RunRecords:
 
         decoded = Decoded()
         for tag, (steps, walls, values) in self._columns.items():
-            decoded.scalars[tag] = Points(np.asarray(steps, dtype=np.int64), np.asarray(walls, dtype=np.float64),
-                                          np.asarray(values, dtype=np.float64), single_precision=False)
+            decoded.scalars[tag] = Points(
+                np.asarray(steps, dtype=np.int64),
+                np.asarray(walls, dtype=np.float64),
+                np.asarray(values, dtype=np.float64),
+                single_precision=False,
+            )
         self._columns = {}
         if self._config_changed or self._exit_changed:
             decoded.config = self.source_config()

@@ -43,10 +43,13 @@ def critical_sentence(run: RunView) -> str:
 
 
 def step_text(run: RunView) -> str:
-    """``step 150``, or ``finished at step 200`` once the trainer finished ("" without points); a run
-    resumed from a checkpoint adds ``, resumed at step 81``."""
+    """``step 150``, or ``finished at step 200`` once the trainer finished, ``exited with code 1 at step
+    40`` when its process failed ("" without points); a run resumed from a checkpoint adds
+    ``, resumed at step 81``."""
     if run.last_step is None:
         return ""
+    if run.exit_code not in (None, 0):
+        return f"exited with code {run.exit_code} at step {run.last_step}" + resume_text(run)
     text = f"finished at step {run.last_step}" if run.finished else f"step {run.last_step}"
     return text + resume_text(run)
 
