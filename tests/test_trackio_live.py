@@ -19,15 +19,16 @@ WRITER = r"""
 import sys
 import trackio
 
-trackio.init(project="live", name="calm-river-1", config={"beta": 0.04, "max_steps": %d})
+steps = int(sys.argv[1])
+trackio.init(project="live", name="calm-river-1", config={"beta": 0.04, "max_steps": steps})
 print("ready", flush=True)
-for step in range(1, %d + 1):
+for step in range(1, steps + 1):
     sys.stdin.readline()
     trackio.log({"train/loss": 1.0 / step, "train/reward": step / 10, "train/global_step": step})
     print("logged", step, flush=True)
 trackio.finish()
 print("done", flush=True)
-""" % (STEPS, STEPS)
+"""
 
 
 def said(process: subprocess.Popen, word: str) -> list[str]:
@@ -51,7 +52,7 @@ def test_tail_shows_each_trackio_step_once_while_it_trains(tmp_path) -> None:
     writer = tail = None
     try:
         writer = subprocess.Popen(
-            [sys.executable, "-c", WRITER],
+            [sys.executable, "-c", WRITER, str(STEPS)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
