@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from live_helpers import Lines
+from live_helpers import Lines, end_all
 
 ROOT = Path(__file__).resolve().parent.parent
 STEPS = 6
@@ -85,10 +85,7 @@ def test_tail_shows_each_trackio_step_once_while_it_trains(tmp_path) -> None:
         tail.send_signal(signal.SIGINT)
         assert tail.wait(timeout=30) == 0, err.lines
     finally:
-        for process in (writer, tail):
-            if process is not None and process.poll() is None:
-                process.kill()
-                process.wait()
+        end_all(writer, tail)
     printed = [json.loads(line) for line in out.lines]
     assert {point["run"] for point in printed} == {"live/calm-river-1"}
     got = sorted((point["tag"], point["step"], point["value"]) for point in printed)

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from live_helpers import Lines
+from live_helpers import Lines, end_all
 
 ROOT = Path(__file__).resolve().parent.parent
 KEYS = [f"train/metric_{index:02d}" for index in range(24)]
@@ -56,11 +56,9 @@ print("done", flush=True)
 """
 
 
-def test_tail_prints_each_step_of_a_live_wandb_run_once(tmp_path) -> None:
-    root = tmp_path / "logs"
-    root.mkdir()
-    expected_path = tmp_path / "expected.json"
-    env = {
+def offline_env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a wandb SDK run that stays on this machine and out of the user's config."""
+    return {
         **os.environ,
         "WANDB_MODE": "offline",
         "WANDB_SILENT": "true",
@@ -68,6 +66,13 @@ def test_tail_prints_each_step_of_a_live_wandb_run_once(tmp_path) -> None:
         "WANDB_CONFIG_DIR": str(tmp_path / "config"),
         "WANDB_CACHE_DIR": str(tmp_path / "cache"),
     }
+
+
+def test_tail_prints_each_step_of_a_live_wandb_run_once(tmp_path) -> None:
+    root = tmp_path / "logs"
+    root.mkdir()
+    expected_path = tmp_path / "expected.json"
+    env = offline_env(tmp_path)
     writer = tail = None
     try:
         writer = subprocess.Popen(
@@ -99,10 +104,7 @@ def test_tail_prints_each_step_of_a_live_wandb_run_once(tmp_path) -> None:
         tail.send_signal(signal.SIGINT)
         assert tail.wait(timeout=30) == 0, err.lines
     finally:
-        for process in (writer, tail):
-            if process is not None and process.poll() is None:
-                process.kill()
-                process.wait()
+        end_all(writer, tail)
     printed = [json.loads(line) for line in out.lines]
     assert {point["run"] for point in printed} == {
         f"wandb/{next((root / 'wandb').glob('offline-run-*')).name}"
@@ -129,14 +131,7 @@ raise RuntimeError("CUDA out of memory (simulated)")
 
 
 def test_a_crashed_wandb_run_is_critical_with_its_exit_code(tmp_path) -> None:
-    env = {
-        **os.environ,
-        "WANDB_MODE": "offline",
-        "WANDB_SILENT": "true",
-        "WANDB_DISABLE_GIT": "true",
-        "WANDB_CONFIG_DIR": str(tmp_path / "config"),
-        "WANDB_CACHE_DIR": str(tmp_path / "cache"),
-    }
+    env = offline_env(tmp_path)
     crashed = subprocess.run(
         [sys.executable, "-c", CRASHING, str(tmp_path)],
         env=env,

@@ -28,6 +28,24 @@ class Decoded:
     config: dict[str, Any] | None = None
 
 
+# Points collected row by row: tag -> (steps, wall times, values), as readers of row-shaped logs
+# (W&B history records, trackio rows) gather them before `points_of` turns them into columns.
+Columns = dict[str, tuple[list[int], list[float], list[float]]]
+
+
+def points_of(columns: Columns) -> dict[str, Points]:
+    """Each tag's collected (steps, wall times, values) as `Points` (float64 values, as logged)."""
+    import numpy as np
+
+    from rltop.model.series import Points
+
+    return {
+        tag: Points(np.asarray(steps, dtype=np.int64), np.asarray(walls, dtype=np.float64),
+                    np.asarray(values, dtype=np.float64), single_precision=False)
+        for tag, (steps, walls, values) in columns.items()
+    }  # fmt: skip
+
+
 @dataclass
 class ReadResult:
     """What one `SourceReader.read` call produced."""

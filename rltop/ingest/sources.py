@@ -4,7 +4,9 @@ Discovery (`rltop.ingest.discovery`) asks it which kind claims a file and which 
 to, the watcher asks it whether a changed file is one to read (native file events), and `RunFiles`
 opens each file with its kind's reader. Nothing else knows the kinds.
 
-How to add a kind (a W&B ``.wandb`` run file, a trackio database, …):
+Kinds: TensorBoard event files, W&B run files (``.wandb``), trackio databases, trainer_state.json.
+
+How to add a kind:
 
 1. write one reader module, ``rltop/ingest/<kind>.py``, with a reader class and a ``KIND``:
 
@@ -21,6 +23,12 @@ How to add a kind (a W&B ``.wandb`` run file, a trackio database, …):
      output_dir=<run folder -> training output_dir>, rank=..., newest_only=...)``
      (`rltop.ingest.reading.SourceKind` says what each field means). Keep the module's top-level
      imports light (numpy inside functions): discovery imports it before the first frame is drawn;
+
+   optional fields: ``requirement`` (the one line naming an extra to install when the reader's
+   package is missing: W&B needs ``rltop[wandb]``; checked before the screen for the paths given,
+   and by one-shot loads), ``marks`` (names that say such runs lie in a folder: ``wandb``), and
+   ``members`` for a file holding several runs (a trackio database: each run is read from its
+   member path ``<file>::<member>``, `rltop.ingest.storage.member_path`);
 
 2. add ``<kind>.KIND`` to `KINDS` below (ordered by rank: the first kind that claims a name wins).
 

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from rltop.ingest import storage
-from rltop.ingest.reading import Decoded, ReadResult
+from rltop.ingest.reading import Columns, Decoded, ReadResult, points_of
 from rltop.ingest.trackio_db import columns, connect, stamp
 
 BATCH_ROWS = 20000  # rows per read: a long history comes in a few windows, each published at once
@@ -128,12 +128,7 @@ class TrackioRunReader:
         return rows, config, False
 
     def _decode(self, rows: list[tuple], config: Any) -> Decoded:
-        import numpy as np
-
-        from rltop.model.series import Points
-
-        decoded = Decoded()
-        columns_by_tag: dict[str, tuple[list[int], list[float], list[float]]] = {}
+        columns_by_tag: Columns = {}
         for row_id, timestamp, row_step, text in rows:
             self._last_id = max(self._last_id, int(row_id))
             try:
@@ -154,13 +149,7 @@ class TrackioRunReader:
                 column[0].append(int(step))
                 column[1].append(wall)
                 column[2].append(value)
-        for tag, (steps, walls, values) in columns_by_tag.items():
-            decoded.scalars[tag] = Points(
-                np.asarray(steps, dtype=np.int64),
-                np.asarray(walls, dtype=np.float64),
-                np.asarray(values, dtype=np.float64),
-                single_precision=False,
-            )
+        decoded = Decoded(scalars=points_of(columns_by_tag))
         if config is not None:
             decoded.config = _config(config)
         return decoded

@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from rltop.ingest.reading import Decoded
+from rltop.ingest.reading import Columns, Decoded, points_of
 from rltop.ingest.trainer_state import tag_of
 from rltop.model.run import EXIT_CODE
 
@@ -64,7 +64,7 @@ class RunRecords:
     step_metrics: dict[str, str] = field(default_factory=dict)  # key or glob -> its step metric
     last_step: int | None = None
     last_wall: float | None = None
-    _columns: dict[str, tuple[list[int], list[float], list[float]]] = field(default_factory=dict)
+    _columns: Columns = field(default_factory=dict)
     _candidates: dict[str, float] = field(default_factory=dict)  # summary keys not yet known summary-only
     _config_changed: bool = False
     _exit_changed: bool = False
@@ -173,18 +173,7 @@ class RunRecords:
 
     def drain(self) -> Decoded:
         """The points taken since the previous drain, and the config when it changed."""
-        import numpy as np
-
-        from rltop.model.series import Points
-
-        decoded = Decoded()
-        for tag, (steps, walls, values) in self._columns.items():
-            decoded.scalars[tag] = Points(
-                np.asarray(steps, dtype=np.int64),
-                np.asarray(walls, dtype=np.float64),
-                np.asarray(values, dtype=np.float64),
-                single_precision=False,
-            )
+        decoded = Decoded(scalars=points_of(self._columns))
         self._columns = {}
         if self._config_changed or self._exit_changed:
             decoded.config = self.source_config()

@@ -83,7 +83,7 @@ KIND = SourceKind(
     rank=5,
     why="more points and wall times",
     summary="read from the W&B run file (the wandb SDK's local log, online or offline)",
-    quiet_hint="training stopped, or wandb is paused or buffering",
+    quiet_hint="training stopped, or wandb buffers: it writes its run file a 32 KiB block at a time",
     requirement=missing_wandb,
     marks=marks_runs,
 )
