@@ -34,7 +34,10 @@ TIMESTAMP = "_timestamp"
 
 def _key(item: Any) -> str:
     """The flat name of a history/summary/config item (nested keys joined with dots, as W&B shows them)."""
-    return ".".join(item.nested_key) if item.nested_key else item.key
+    nested = item.nested_key
+    if len(nested) == 1:  # what the SDK writes for a flat key: no join
+        return nested[0]
+    return ".".join(nested) if nested else item.key
 
 
 def _number(text: str) -> float | None:
