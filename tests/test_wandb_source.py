@@ -6,6 +6,7 @@ nor lose a point before the damage; without the wandb package rltop says what to
 
 from __future__ import annotations
 
+import bisect
 import json
 import shutil
 import subprocess
@@ -124,17 +125,25 @@ def read_bytes(tmp_path: Path, data: bytes) -> tuple[set, list[str], WandbFileRe
     return points(result.decoded), result.problems, reader
 
 
+_prefixes: dict[bytes, tuple[list[int], list[set]]] = {}
+
+
 def points_up_to(data: bytes, end: int) -> set:
     """The points of the records that end at or before ``end`` (in a clean read)."""
-    Record = record_class()
-    decoder = RunRecords()
-    for _offset, record_end, payload in records_of(data):
-        if record_end > end:
-            break
-        message = Record()
-        message.ParseFromString(payload)
-        decoder.take(message)
-    return points(decoder.drain())
+    if data not in _prefixes:  # the points after each record of the clean file, computed once
+        Record = record_class()
+        decoder = RunRecords()
+        ends, sets, so_far = [0], [set()], set()
+        for _offset, record_end, payload in records_of(data):
+            message = Record()
+            message.ParseFromString(payload)
+            decoder.take(message)
+            so_far = so_far | points(decoder.drain())
+            ends.append(record_end)
+            sets.append(so_far)
+        _prefixes[data] = ends, sets
+    ends, sets = _prefixes[data]
+    return sets[bisect.bisect_right(ends, end) - 1]
 
 
 def last_history_record(data: bytes) -> tuple[int, int]:

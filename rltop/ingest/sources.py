@@ -66,8 +66,9 @@ def is_source_file(file_name: str) -> bool:
 
 
 def what_is_read() -> str:
-    """The files rltop looks for, for messages: "event files (events.out.tfevents.*) or …"."""
-    return " or ".join(f"{k.label} ({k.pattern})" for k in KINDS.values())
+    """The files rltop looks for, for messages: "event files (events.out.tfevents.*), … or …"."""
+    named = [f"{k.label} ({k.pattern})" for k in KINDS.values()]
+    return " or ".join(named) if len(named) < 3 else f"{', '.join(named[:-1])} or {named[-1]}"
 
 
 def describe(kept: SourceKind, dropped: list[SourceKind]) -> tuple[str, str]:
