@@ -171,3 +171,9 @@ def test_snapshot_of_a_trackio_folder(capsys, trackio_dir, tmp_path, monkeypatch
     assert validate(document, load_schema()) == []
     (run,) = document["runs"]
     assert run["name"] == "huggingface/dainty-sunset-0" and run["finished"]
+
+
+def test_every_project_of_a_trackio_dir_is_read(trackio_dir) -> None:
+    shutil.copy(trackio_dir / DATABASE.name, trackio_dir / "grpo-sweep.db")  # a second project
+    names = [run.name for run in discover([str(trackio_dir)]).runs]
+    assert names == ["grpo-sweep/dainty-sunset-0", "huggingface/dainty-sunset-0"]
