@@ -209,9 +209,9 @@ def _walk(root: str, label: str, found: dict, result: Discovery) -> None:
                 name = display_name(_join_name(label, relative) or storage.name(root_abs))
                 _source(found, kind, run_directory, name).files.append(full)
                 continue
-            for member, directory in kind.members(full):  # a file holding several runs
-                name = display_name(_join_name(label, storage.relative(directory, root_abs)))
-                _source(found, kind, directory, name).files.append(member)
+            for member, member_directory in kind.members(full):  # a file holding several runs
+                name = display_name(_join_name(label, storage.relative(member_directory, root_abs)))
+                _source(found, kind, member_directory, name).files.append(member)
 
 
 def _prefer_best_kind(runs: list[RunSource], result: Discovery) -> list[RunSource]:
