@@ -24,6 +24,7 @@ from rltop.ingest.reading import SourceKind, SourceReader
 
 SUFFIX = ".db"
 _members_cache: dict[str, tuple[object, list[tuple[str, str]]]] = {}  # db -> (its stamp, members)
+_known_runs: dict[str, tuple[dict[str, str], int]] = {}  # db -> (run id -> name, newest row id listed)
 
 
 def is_database(name: str) -> bool:
@@ -86,7 +87,7 @@ def list_runs(path: str) -> list[tuple[str, str]]:
     share gets the start of its run id): the path its name and display name are made of.
 
     Empty for a file that is not a trackio database (or cannot be opened now). Asked again only
-    when the database changed.
+    when the database changed, and then only about the rows added since (a rowid range).
     """
     import sqlite3
 
@@ -94,47 +95,59 @@ def list_runs(path: str) -> list[tuple[str, str]]:
     cached = _members_cache.get(path)
     if cached is not None and cached[0] == key:
         return cached[1]
+    known = _known_runs.get(path, ({}, 0))
     try:
         connection = connect(path)
         try:
-            found = _runs(connection)
+            found = _runs(connection, *known)
         finally:
             connection.close()
     except sqlite3.Error:
         found = None
     if found is None:
+        _known_runs.pop(path, None)
         return []
+    _known_runs[path] = found
     project = storage.join(storage.parent(path), project_of(path))
     counts: dict[str, int] = {}
-    for _, name in found:
+    for name in found[0].values():
         counts[name] = counts.get(name, 0) + 1
     members = [
         (storage.member_path(path, ident),
          storage.join(project, name.replace("/", "_") if counts[name] == 1 else f"{name} ({ident[:8]})"))
-        for ident, name in found
+        for ident, name in found[0].items()
     ]  # fmt: skip
     _members_cache[path] = (key, members)
     return members
 
 
-def _runs(connection: Any) -> list[tuple[str, str]] | None:
-    """(run id, run name) of each run (the name twice without run ids); None: not trackio's schema."""
+def _runs(connection: Any, known: dict[str, str], seen: int) -> tuple[dict[str, str], int] | None:
+    """(run id -> run name, the newest metrics row id) with the rows after ``seen`` looked at.
+
+    Runs are told by name in databases without run ids. None: not trackio's schema.
+    """
     metrics = columns(connection, "metrics")
     if not {"id", "timestamp", "step", "metrics", "run_name"} <= metrics:
         return None
     ident = "run_id" if "run_id" in metrics else "run_name"
-    runs: dict[str, str] = {}
+    (newest,) = connection.execute("SELECT max(id) FROM metrics").fetchone()
+    newest = newest or 0
+    if newest < seen:  # rows gone: the database was replaced or pruned; list it anew
+        known, seen = {}, 0
+    runs = dict(known)
     if ident in columns(connection, "configs"):
         for run, name in connection.execute(f"SELECT {ident}, run_name FROM configs ORDER BY id"):
             runs.setdefault(str(run), str(name))
-    # A run whose config row is missing (an old database, a config written late) still has rows.
-    # (Grouped on the run index alone; a name is looked up only for such a run.)
-    query = f"SELECT {ident}, min(id) FROM metrics GROUP BY {ident} ORDER BY min(id)"
-    for run, first in connection.execute(query).fetchall():
+    # A run whose config row is missing (an old database, a config written late) still has rows:
+    # the rows added since the last listing say which (grouped on the rowid range only).
+    # The first listing walks the run index; later ones only the rowid range of the new rows.
+    scan = "metrics NOT INDEXED" if seen else "metrics"
+    query = f"SELECT {ident}, min(id) FROM {scan} WHERE id > ? GROUP BY {ident} ORDER BY min(id)"
+    for run, first in connection.execute(query, (seen,)).fetchall():
         if str(run) not in runs:
             (name,) = connection.execute("SELECT run_name FROM metrics WHERE id = ?", (first,)).fetchone()
             runs[str(run)] = str(name)
-    return list(runs.items())
+    return runs, newest
 
 
 def output_dir(directory: str) -> str:

@@ -113,9 +113,11 @@ class TrackioRunReader:
         (newest,) = connection.execute("SELECT max(id) FROM metrics").fetchone()
         if self._last_id and (newest or 0) < self._last_id:
             return [], None, True
+        # The first window finds the run's rows through its index; every later one (a live poll, the
+        # next window of a long history) walks only the rowid range after the last row seen.
+        scan = "metrics NOT INDEXED" if self._last_id else "metrics"
         rows = connection.execute(
-            "SELECT id, timestamp, step, metrics FROM metrics"
-            f" WHERE id > ? AND {ident} = ? ORDER BY id LIMIT ?",
+            f"SELECT id, timestamp, step, metrics FROM {scan} WHERE id > ? AND {ident} = ? ORDER BY id LIMIT ?",
             (self._last_id, self.run, BATCH_ROWS),
         ).fetchall()
         config = None
