@@ -117,7 +117,8 @@ class TrackioRunReader:
         # next window of a long history) walks only the rowid range after the last row seen.
         scan = "metrics NOT INDEXED" if self._last_id else "metrics"
         rows = connection.execute(
-            f"SELECT id, timestamp, step, metrics FROM {scan} WHERE id > ? AND {ident} = ? ORDER BY id LIMIT ?",
+            f"SELECT id, timestamp, step, metrics FROM {scan}"
+            f" WHERE id > ? AND {ident} = ? ORDER BY id LIMIT ?",
             (self._last_id, self.run, BATCH_ROWS),
         ).fetchall()
         config = None
