@@ -177,3 +177,20 @@ def test_every_project_of_a_trackio_dir_is_read(trackio_dir) -> None:
     shutil.copy(trackio_dir / DATABASE.name, trackio_dir / "grpo-sweep.db")  # a second project
     names = [run.name for run in discover([str(trackio_dir)]).runs]
     assert names == ["grpo-sweep/dainty-sunset-0", "huggingface/dainty-sunset-0"]
+
+
+def test_a_long_history_comes_in_windows_each_row_once(trackio_dir, monkeypatch) -> None:
+    import rltop.ingest.trackio_reader as reader_module
+
+    monkeypatch.setattr(reader_module, "BATCH_ROWS", 7)
+    ((member, _),) = list_runs(str(trackio_dir / DATABASE.name))
+    reader = TrackioRunReader(member)
+    steps: list[int] = []
+    for _ in range(100):
+        result = reader.read()
+        loss = result.decoded.scalars.get("train/loss")
+        steps.extend([] if loss is None else loss.steps.tolist())
+        if not result.more:
+            break
+    assert steps == list(range(1, 21))
+    assert reader.read().decoded.scalars == {}
