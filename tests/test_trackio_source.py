@@ -194,3 +194,32 @@ def test_a_long_history_comes_in_windows_each_row_once(trackio_dir, monkeypatch)
             break
     assert steps == list(range(1, 21))
     assert reader.read().decoded.scalars == {}
+
+
+def test_a_database_from_before_run_ids_tells_runs_by_name(tmp_path) -> None:
+    """trackio < 0.24 wrote no run_id (its schema, as sqlite_storage created it then)."""
+    database = tmp_path / "old-project.db"
+    connection = sqlite3.connect(database)
+    connection.execute(
+        "CREATE TABLE metrics (id INTEGER PRIMARY KEY AUTOINCREMENT, timestamp TEXT NOT NULL, "
+        "run_name TEXT NOT NULL, step INTEGER NOT NULL, metrics TEXT NOT NULL)"
+    )
+    connection.execute(
+        "CREATE TABLE configs (id INTEGER PRIMARY KEY AUTOINCREMENT, run_name TEXT NOT NULL, "
+        "config TEXT NOT NULL, created_at TEXT NOT NULL, UNIQUE(run_name))"
+    )
+    connection.execute(
+        "INSERT INTO configs (run_name, config, created_at) VALUES (?, ?, ?)",
+        ("first", json.dumps({"beta": 0.1}), "2025-01-01T00:00:00+00:00"),
+    )
+    for run, step in (("first", 1), ("second", 1), ("first", 2)):
+        connection.execute(
+            "INSERT INTO metrics (timestamp, run_name, step, metrics) VALUES (?, ?, ?, ?)",
+            ("2025-01-01T00:00:01+00:00", run, step, json.dumps({"train/loss": step / 2})),
+        )
+    connection.commit()
+    connection.close()
+    store = load([str(tmp_path)]).store
+    assert sorted(store.runs) == ["old-project/first", "old-project/second"]
+    assert store.runs["old-project/first"].series["train/loss"].steps.tolist() == [1, 2]
+    assert store.runs["old-project/first"].config == {"beta": 0.1}
