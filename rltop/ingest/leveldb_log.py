@@ -11,9 +11,11 @@ wandb's ``core/pkg/leveldb``; not LevelDB's masked CRC32C) and puts its 7-byte f
 `scan` walks a window of the file from a record start and returns the complete records in it,
 where the next read must start (the first record not complete yet), and the damaged spans. A
 chunk that is not whole on disk yet is pending, never damage. After damage (a checksum that fails
-with data after it, a length past its block, a chunk out of sequence) the scan skips the damaged
-chunk when the one after it checks, else resynchronises at the next block, as LevelDB's own
-reader does, so every record before the damage and every block after it is read.
+with data after it, a length past its block, a chunk out of sequence) the scan resynchronises on
+the next chunk in the same block that checks (searched byte by byte: a length that lies is no
+obstacle), else at the next block, as LevelDB's own reader does; so every record before the
+damage, and every whole record after it, is read. Damage with nothing valid after it in the last
+block of the file waits (``retry``): the writer's bytes may not have landed yet.
 """
 
 from __future__ import annotations
