@@ -326,3 +326,11 @@ def test_random_damage_and_garbage_never_crash_the_reader(tmp_path) -> None:
     for size in (0, 3, 7, 100, 40000):
         path.write_bytes(rng.bytes(size))
         WandbFileReader(str(path)).read()
+
+
+def test_without_wandb_the_event_files_beside_a_wandb_folder_are_still_read() -> None:
+    command = [sys.executable, "-c", WITHOUT_WANDB, "snapshot", str(FIXTURE), "--format", "json"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    (run,) = json.loads(done.stdout)["runs"]
+    assert run["source"]["kind"] == "tfevents"

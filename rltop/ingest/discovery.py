@@ -15,8 +15,6 @@ and its runs say so (`RunSource.note`). Files of one run are in their kind's rea
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 from dataclasses import dataclass, field
 
@@ -82,17 +80,10 @@ def check_paths(paths: list[str]) -> None:
             raise DiscoveryError(f"{path}: permission denied") from None
         except storage.Unreachable as error:
             raise DiscoveryError(f"{path}: cannot reach the storage: {error}") from None
-        if not storage.is_url(path):
-            require_readers(path, _names_at(path))
-
-
-def _names_at(path: str) -> list[str]:
-    """The name of a local path and, for a directory, of its entries (one listing, no walk)."""
-    names = [os.path.basename(os.path.abspath(path))]
-    if os.path.isdir(path):
-        with contextlib.suppress(OSError):  # unreadable: the walk says so
-            names.extend(os.listdir(path))
-    return names
+        # A path that is itself a kind's folder or file (./wandb, a run folder, a .wandb file) needs
+        # that kind's reader: say what to install before anything else. Deeper in a tree, beside
+        # event files of the same training, the other kind may not even be read.
+        require_readers(path, [storage.name(storage.absolute(path))])
 
 
 def require_readers(path: str, names: list[str]) -> None:
