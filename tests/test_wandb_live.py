@@ -154,3 +154,29 @@ def test_a_crashed_wandb_run_is_critical_with_its_exit_code(tmp_path) -> None:
     assert run["exit_code"] == 1 and not run["finished"] and run["level"] == "critical"
     (finding,) = [f for f in run["findings"] if f["title"] == "crashed"]
     assert "exited with code 1" in finding["message"] and "stopped at step 5 of 100" in finding["message"]
+
+
+UNSYNCED = r"""
+import sys
+import wandb
+
+run = wandb.init(project="rltop-steps", mode="offline", dir=sys.argv[1])
+run.define_metric("train/global_step")
+run.define_metric("*", step_metric="train/global_step", step_sync=False)
+for step in range(1, 4):
+    run.log({"profiling/Time taken: generate": step / 100})  # as TRL's profiling timers log
+    run.log({"train/loss": 1.0 / step, "train/global_step": step})
+run.finish()
+"""
+
+
+def test_rows_without_their_step_metric_take_its_last_value(tmp_path) -> None:
+    done = subprocess.run([sys.executable, "-c", UNSYNCED, str(tmp_path)], env=offline_env(tmp_path),
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    from rltop.ingest.loader import load
+
+    (run,) = load([str(tmp_path / "wandb")]).store.runs.values()
+    assert run.series["train/loss"].steps.tolist() == [1, 2, 3]
+    # The first timer row comes before any global step: W&B's own row counter (_step 0) places it.
+    assert run.series["profiling/Time taken: generate"].steps.tolist() == [0, 1, 2]

@@ -334,3 +334,12 @@ def test_without_wandb_the_event_files_beside_a_wandb_folder_are_still_read() ->
     assert done.returncode == 0, done.stderr
     (run,) = json.loads(done.stdout)["runs"]
     assert run["source"]["kind"] == "tfevents"
+
+
+def test_a_damaged_file_header_in_front_of_good_records_is_read(tmp_path) -> None:
+    damaged = bytearray(RUN_FILE.read_bytes())
+    damaged[1] ^= 0x20  # ":W&B" -> ":w&B"
+    got, problems, _ = read_bytes(tmp_path, bytes(damaged))
+    assert problems == [f"{tmp_path / 'run-cut.wandb'}: damaged W&B file header; reading its records anyway"]
+    whole, _, _ = read_bytes(tmp_path, RUN_FILE.read_bytes())
+    assert got == whole

@@ -98,7 +98,10 @@ class WandbFileReader:
             return False  # just created: the SDK writes its header with its first flush
         head = handle.read(0, HEAD_BYTES)
         header = head[: len(leveldb_log.FILE_HEADER)]
-        if header[:6] != leveldb_log.FILE_HEADER[:6]:
+        if header[:6] != leveldb_log.FILE_HEADER[:6] and _first_chunk_checks(handle, size):
+            # A damaged header in front of records that check: the records are what matters.
+            result.problems.append(f"{self.path}: damaged W&B file header; reading its records anyway")
+        elif header[:6] != leveldb_log.FILE_HEADER[:6]:
             if not any(header):
                 return False  # zeros: bytes not landed yet on a network file system
             self._not_wandb = (
@@ -106,7 +109,7 @@ class WandbFileReader:
             )
             result.problems.append(self._not_wandb)
             return False
-        if header != leveldb_log.FILE_HEADER:
+        elif header != leveldb_log.FILE_HEADER:
             result.problems.append(
                 f"{self.path}: W&B file format version {header[6]} (rltop knows 0); reading it anyway"
             )
@@ -163,3 +166,10 @@ class WandbFileReader:
         if self._head and stat.version != self._checked and handle.read(0, len(self._head)) != self._head:
             return "was rewritten"
         return None
+
+
+def _first_chunk_checks(handle: FileHandle, size: int) -> bool:
+    """True when a valid chunk follows the 7 header bytes (the header alone is damaged)."""
+    start = len(leveldb_log.FILE_HEADER)
+    probe = handle.read(0, min(size, leveldb_log.BLOCK))
+    return leveldb_log.chunk_ok(probe, start) is not None

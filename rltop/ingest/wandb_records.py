@@ -68,6 +68,7 @@ class RunRecords:
     last_step: int | None = None
     last_wall: float | None = None
     _columns: Columns = field(default_factory=dict)
+    _step_values: dict[str, float] = field(default_factory=dict)  # step metric -> its latest value
     _candidates: dict[str, float] = field(default_factory=dict)  # summary keys not yet known summary-only
     _config_changed: bool = False
     _exit_changed: bool = False
@@ -115,11 +116,15 @@ class RunRecords:
         wall = values.get(TIMESTAMP, self.last_wall or 0.0)
         self.last_wall = wall
         steps = set(self.step_metrics.values())
+        for metric in steps & values.keys():
+            self._step_values[metric] = values[metric]
         for key, value in values.items():
             if key.startswith("_") or key in steps:
                 continue
             metric = self._step_metric(key)
-            raw_step = values.get(metric, values.get(STEP))
+            # A row without its key's step metric is at that metric's last value (what the SDK's
+            # step_sync fills in; older SDKs leave it out), W&B's own _step only without a metric.
+            raw_step = values.get(metric, self._step_values.get(metric, values.get(STEP)))
             if raw_step is None or not math.isfinite(raw_step):
                 continue
             step = int(raw_step)
