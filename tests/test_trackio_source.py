@@ -223,3 +223,14 @@ def test_a_database_from_before_run_ids_tells_runs_by_name(tmp_path) -> None:
     assert sorted(store.runs) == ["old-project/first", "old-project/second"]
     assert store.runs["old-project/first"].series["train/loss"].steps.tolist() == [1, 2]
     assert store.runs["old-project/first"].config == {"beta": 0.1}
+
+
+def test_member_paths_and_folders_named_with_colons() -> None:
+    assert storage.container("/t/trackio/p.db::0976abc") == "/t/trackio/p.db"
+    assert storage.container("/data/exp::1/events.out.tfevents.1.h") == "/data/exp::1/events.out.tfevents.1.h"
+    assert storage.container("/t/plain/events.out.tfevents.1.h") == "/t/plain/events.out.tfevents.1.h"
+
+
+def test_one_database_given_names_its_runs_by_project(trackio_dir) -> None:
+    (run,) = discover([str(trackio_dir / DATABASE.name)]).runs
+    assert run.name == "huggingface/dainty-sunset-0"

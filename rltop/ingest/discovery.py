@@ -160,7 +160,7 @@ def _add_single_file(path: str, label: str, found: dict, result: Discovery) -> N
                 f"{path}: no run in it (not one of the {kind.label}, or none logged yet); skipped"
             )
         for member, directory in members:
-            relative = storage.relative(directory, storage.parent(storage.parent(full)))
+            relative = storage.relative(directory, storage.parent(full))  # <project>/<run name>
             _source(found, kind, directory, display_name(_join_name(label, relative))).files.append(member)
         return
     if kind is None:

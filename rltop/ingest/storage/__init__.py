@@ -187,11 +187,12 @@ def member_path(path: str, member: str) -> str:
 
 
 def container(path: str) -> str:
-    """The file a member path points into (any other path unchanged)."""
+    """The file a member path points into (any other path unchanged: a member has no ``/``, so a
+    folder whose name holds ``::`` is no member path)."""
     if is_url(path):
         return path
-    head, mark, _ = path.rpartition(MEMBER)
-    return head if mark else path
+    head, mark, member = path.rpartition(MEMBER)
+    return head if mark and "/" not in member and os.sep not in member else path
 
 
 def stat(path: str) -> FileStat:
