@@ -106,9 +106,8 @@ def test_tail_prints_each_step_of_a_live_wandb_run_once(tmp_path) -> None:
     finally:
         end_all(writer, tail)
     printed = [json.loads(line) for line in out.lines]
-    assert {point["run"] for point in printed} == {
-        f"wandb/{next((root / 'wandb').glob('offline-run-*')).name}"
-    }
+    run_id = next((root / "wandb").glob("offline-run-*")).name.rsplit("-", 1)[1]
+    assert {point["run"] for point in printed} == {f"wandb/run-{run_id}"}
     got = sorted((point["tag"], point["step"], point["value"]) for point in printed)
     assert got == expected  # every logged point, exactly once
     steps = [point["step"] for point in printed if point["tag"] == KEYS[0]]
@@ -180,3 +179,36 @@ def test_rows_without_their_step_metric_take_its_last_value(tmp_path) -> None:
     assert run.series["train/loss"].steps.tolist() == [1, 2, 3]
     # The first timer row comes before any global step: W&B's own row counter (_step 0) places it.
     assert run.series["profiling/Time taken: generate"].steps.tolist() == [0, 1, 2]
+
+
+RESUMING = r"""
+import sys
+import wandb
+
+# Preempted after step 5, resumed from the checkpoint at step 2: the second session logs 3..7.
+for session, (start, stop) in enumerate([(1, 6), (3, 8)]):
+    run = wandb.init(project="rltop-resume", mode="offline", dir=sys.argv[1], id="resumed1", resume="allow")
+    run.define_metric("train/global_step")
+    run.define_metric("*", step_metric="train/global_step")
+    for step in range(start, stop):
+        run.log({"train/loss": session * 10 + step, "train/global_step": step})
+    run.finish()
+"""
+
+
+def test_a_resumed_wandb_run_is_one_run_whose_later_session_replaces_the_steps_it_logs_again(
+    tmp_path,
+) -> None:
+    done = subprocess.run([sys.executable, "-c", RESUMING, str(tmp_path)], env=offline_env(tmp_path),
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    folders = sorted(path.name for path in (tmp_path / "wandb").glob("offline-run-*-resumed1"))
+    assert len(folders) == 2  # the SDK's two folders of one run id
+    from rltop.ingest.loader import load
+
+    (run,) = load([str(tmp_path / "wandb")]).store.runs.values()
+    assert run.name == "run-resumed1" and run.resumed_at == 3
+    loss = run.series["train/loss"]
+    assert loss.steps.tolist() == [1, 2, 3, 4, 5, 6, 7]
+    assert loss.values.tolist() == [1, 2, 13, 14, 15, 16, 17]  # steps 3..5 of the first session replaced
+    assert [session.label for session in run.sessions] == folders

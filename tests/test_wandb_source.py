@@ -82,8 +82,9 @@ def test_config_summary_and_exit_records() -> None:
 
 def test_discovered_from_the_wandb_folder_its_run_folder_or_the_file() -> None:
     names = {str(path): list(load([str(path)]).store.runs) for path in (WANDB_DIR, RUN_FILE.parent, RUN_FILE)}
-    assert names[str(WANDB_DIR)] == [RUN_FILE.parent.name]
-    assert all(len(found) == 1 for found in names.values())
+    # A run is its run id (the folders of a resumed run are its sessions).
+    assert names == {str(WANDB_DIR): ["run-ntz0o0gs"], str(RUN_FILE.parent): ["run-ntz0o0gs"],
+                     str(RUN_FILE): ["run-ntz0o0gs"]}
 
 
 def test_beside_event_files_of_the_same_output_dir_the_event_files_are_read() -> None:
@@ -98,7 +99,8 @@ def test_the_latest_run_alias_is_read_once_under_the_run_folder(tmp_path) -> Non
     shutil.copytree(RUN_FILE.parent, wandb / RUN_FILE.parent.name)
     (wandb / "latest-run").symlink_to(RUN_FILE.parent.name)  # as the wandb SDK makes it
     result = load([str(wandb)])
-    assert list(result.store.runs) == [RUN_FILE.parent.name]
+    (run,) = result.store.runs.values()
+    assert [session.label for session in run.sessions] == [RUN_FILE.parent.name]
     assert result.problems == []
 
 

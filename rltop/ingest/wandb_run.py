@@ -1,10 +1,11 @@
 """The ``wandb`` source kind: the wandb SDK's run files, ``wandb/[offline-]run-<date>-<id>/run-<id>.wandb``.
 
 In online mode too, the SDK writes every record it sends to this transaction log first, so it is
-there, growing, while the run trains. A run is the folder holding the file (one file a run; a
-resumed run gets a new folder). Its output_dir is the folder holding ``wandb/``: where transformers
-also wrote event files (``report_to=["wandb", "tensorboard"]`` with ``WANDB_DIR`` set to the
-output_dir), the event files are read and the note says so.
+there, growing, while the run trains. A run is a run id, ``wandb/run-<id>``: the folder holding
+its file, or the folders of its sessions when it was resumed (`run_directory`). Its output_dir is
+the folder holding ``wandb/``: where transformers also wrote event files there
+(``report_to=["wandb", "tensorboard"]`` with ``WANDB_DIR`` set to the output_dir), the event files
+are read and the note says so.
 
 The framing and the tailing are rltop's (`rltop.ingest.leveldb_log`, `rltop.ingest.wandb_reader`);
 the records are decoded with the wandb package's protobuf classes, the optional extra
@@ -13,12 +14,14 @@ the records are decoded with the wandb package's protobuf classes, the optional 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rltop.ingest import storage
 from rltop.ingest.reading import SourceKind, SourceReader
 
 SUFFIX = ".wandb"
+RUN_FOLDER = re.compile(r"^(?:offline-)?run-(\d{8}_\d{6})-(.+)$")  # [offline-]run-<date>_<time>-<run id>
 WANDB_FOLDER = "wandb"  # the SDK's default run root (``WANDB_DIR``/wandb)
 WANDB_EXTRA = "pip install 'rltop[wandb]'"
 
@@ -57,6 +60,25 @@ def missing_wandb() -> str | None:
     return None
 
 
+def run_directory(path: str) -> str:
+    """The run a ``.wandb`` file belongs to: ``<wandb folder>/run-<run id>``.
+
+    A resumed run (``wandb.init(id=..., resume=...)``) writes a new folder with the same run id;
+    every folder of one id is one rltop run, each folder one session of it, read in date order
+    (a later session replaces what the earlier ones logged from its first step on, as for event
+    files). A folder not named by the SDK is a run of its own.
+    """
+    folder = storage.parent(path)
+    found = RUN_FOLDER.match(storage.name(folder))
+    return storage.join(storage.parent(folder), f"run-{found.group(2)}") if found else folder
+
+
+def reading_order(path: str) -> tuple[str, str]:
+    """Sort key of a run's files: the date in their folder's name (sessions in the order they began)."""
+    found = RUN_FOLDER.match(storage.name(storage.parent(path)))
+    return (found.group(1) if found else "", path)
+
+
 def output_dir(directory: str) -> str:
     """``<out>/wandb/run-…`` -> ``<out>``; any other run folder is its own output_dir."""
     parent = storage.parent(directory.rstrip("/"))
@@ -76,8 +98,8 @@ KIND = SourceKind(
     label="W&B run files",
     pattern="wandb/*run-*/run-*.wandb",
     claims=is_run_file,
-    run_directory=storage.parent,
-    order=lambda path: storage.name(path),
+    run_directory=run_directory,
+    order=reading_order,
     open=_open,
     output_dir=output_dir,
     rank=5,
