@@ -13,7 +13,7 @@ from pathlib import Path
 from live_helpers import Lines, end_all
 
 ROOT = Path(__file__).resolve().parent.parent
-STEPS = 6
+STEPS = 3
 
 WRITER = r"""
 import sys

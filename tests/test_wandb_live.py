@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from live_helpers import Lines, end_all
+from test_snapshot_helpers import isolate_user_rules, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 KEYS = [f"train/metric_{index:02d}" for index in range(24)]
@@ -129,7 +130,7 @@ raise RuntimeError("CUDA out of memory (simulated)")
 """
 
 
-def test_a_crashed_wandb_run_is_critical_with_its_exit_code(tmp_path) -> None:
+def test_a_crashed_wandb_run_is_critical_with_its_exit_code(tmp_path, capsys, monkeypatch) -> None:
     env = offline_env(tmp_path)
     crashed = subprocess.run(
         [sys.executable, "-c", CRASHING, str(tmp_path)],
@@ -140,16 +141,10 @@ def test_a_crashed_wandb_run_is_critical_with_its_exit_code(tmp_path) -> None:
         timeout=120,
     )
     assert crashed.returncode == 1
-    done = subprocess.run(
-        [sys.executable, "-m", "rltop", "snapshot", str(tmp_path / "wandb"), "--format", "json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg")},
-    )
-    assert done.returncode == 1, done.stderr  # a critical run fails the snapshot
-    (run,) = json.loads(done.stdout)["runs"]
+    isolate_user_rules(monkeypatch, tmp_path)
+    code, out, err = run_cli(capsys, "snapshot", str(tmp_path / "wandb"), "--format", "json")
+    assert code == 1, err  # a critical run fails the snapshot
+    (run,) = json.loads(out)["runs"]
     assert run["exit_code"] == 1 and not run["finished"] and run["level"] == "critical"
     (finding,) = [f for f in run["findings"] if f["title"] == "crashed"]
     assert "exited with code 1" in finding["message"] and "stopped at step 5 of 100" in finding["message"]
