@@ -234,3 +234,14 @@ def test_member_paths_and_folders_named_with_colons() -> None:
 def test_one_database_given_names_its_runs_by_project(trackio_dir) -> None:
     (run,) = discover([str(trackio_dir / DATABASE.name)]).runs
     assert run.name == "huggingface/dainty-sunset-0"
+
+
+def test_wandb_and_trackio_runs_side_by_side_are_all_read(trackio_dir) -> None:
+    wandb = Path(__file__).parent / "fixtures" / "wandb" / "wandb_grpo" / "wandb"
+    shutil.copytree(wandb, trackio_dir.parent / "wandb")  # ./wandb and ./trackio of one folder
+    found = discover([str(trackio_dir.parent / "wandb"), str(trackio_dir)])
+    assert sorted((run.kind, run.note) for run in found.runs) == [
+        ("trackio", "read from trackio's database (read-only; the rows after the last one seen)"),
+        ("wandb", "read from the W&B run file (the wandb SDK's local log, online or offline)"),
+    ]
+    assert found.superseded == {}

@@ -206,20 +206,25 @@ def _walk(root: str, label: str, found: dict, result: Discovery) -> None:
 
 
 def _prefer_best_kind(runs: list[RunSource], result: Discovery) -> list[RunSource]:
-    """Keep, per training output_dir, only the runs of its best kind; the kept ones say why."""
+    """Keep, per training output_dir, only the runs of its best kind; the kept ones say why.
+
+    Kinds of equal rank (W&B run files and trackio databases: both hold every logged point) are
+    all kept: neither hides the other's runs.
+    """
     by_output: dict[str, list[RunSource]] = {}
     for run in runs:
         by_output.setdefault(sources.kind(run.kind).output_dir(run.directory), []).append(run)
     kept: list[RunSource] = []
     for group in by_output.values():
         kinds = {run.kind: sources.kind(run.kind) for run in group}
-        best = max(kinds.values(), key=lambda k: k.rank)
-        dropped = [k for k in kinds.values() if k is not best]
-        note, label = sources.describe(best, dropped)
+        top = max(k.rank for k in kinds.values())
+        best = [k for k in kinds.values() if k.rank == top]
+        dropped = [k for k in kinds.values() if k.rank < top]
+        described = {k.name: sources.describe(k, dropped) for k in best}
         for run in group:
-            if run.kind == best.name:
-                run.note, run.label = note, label
+            if run.kind in described:
+                run.note, run.label = described[run.kind]
                 kept.append(run)
             else:
-                result.superseded[run.directory] = best.label
+                result.superseded[run.directory] = best[0].label
     return kept
