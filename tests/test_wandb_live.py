@@ -177,11 +177,15 @@ def test_rows_without_their_step_metric_take_its_last_value(tmp_path) -> None:
 
 
 RESUMING = r"""
-import sys
+import sys, time
 import wandb
 
 # Preempted after step 5, resumed from the checkpoint at step 2: the second session logs 3..7.
 for session, (start, stop) in enumerate([(1, 6), (3, 8)]):
+    if session:  # the SDK names a run folder to the second: a resume within it would share it
+        began = int(time.time())
+        while int(time.time()) == began:
+            time.sleep(0.01)
     run = wandb.init(project="rltop-resume", mode="offline", dir=sys.argv[1], id="resumed1", resume="allow")
     run.define_metric("train/global_step")
     run.define_metric("*", step_metric="train/global_step")
