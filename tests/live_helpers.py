@@ -43,6 +43,14 @@ def records(path: Path) -> list[dict]:
     return [json.loads(line) for line in complete.splitlines() if line.strip()]
 
 
+def end_all(*processes) -> None:
+    """Kill whichever of ``processes`` (Popen or None) still runs, and reap it."""
+    for process in processes:
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 class Lines:
     """Collects the lines of a pipe on a thread."""
 

@@ -19,7 +19,7 @@ async def test_waits_for_the_first_run_then_shows_points_from_a_real_writer(tmp_
     logs.mkdir()
     app = RltopApp([str(logs)], theme="rltop-dark")
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_until(pilot, lambda: "Waiting for TensorBoard event files" in screen_text(app))
+        await wait_until(pilot, lambda: "Waiting for training logs" in screen_text(app))
         assert str(logs) in screen_text(app).replace("\n", "")
         # tensorboardX writes from its own thread and flushes what it has every flush_secs
         # (SummaryWriter.flush() alone may run before that thread dequeued the events).

@@ -126,7 +126,7 @@ async def test_q_on_the_waiting_screen_exits_0_and_keys_never_land_in_a_hidden_f
     logs.mkdir()
     app = RltopApp([str(logs)], theme="rltop-dark", poll=0.2)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_until(pilot, lambda: "Waiting for TensorBoard event files" in screen_text(app))
+        await wait_until(pilot, lambda: "Waiting for training logs" in screen_text(app))
         assert app.focused is None
         await pilot.press("r", "a", "t", "i", "o")  # typed before any run exists
         write_run(logs / "run1", {"train/loss": [1.0, 0.5, 0.25]}, start=time.time() - 30)
@@ -136,7 +136,7 @@ async def test_q_on_the_waiting_screen_exits_0_and_keys_never_land_in_a_hidden_f
     (tmp_path / "empty").mkdir()
     app = RltopApp([str(tmp_path / "empty")], theme="rltop-dark")
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_until(pilot, lambda: "Waiting for TensorBoard event files" in screen_text(app))
+        await wait_until(pilot, lambda: "Waiting for training logs" in screen_text(app))
         await pilot.press("q")
     assert app.return_code == 0
 

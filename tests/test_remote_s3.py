@@ -174,6 +174,15 @@ def test_checkpoints_alone_on_s3(s3):
     assert (run["name"], run["last_step"], run["source"]["kind"]) == ("out", 200, "trainer_state")
 
 
+def test_a_wandb_run_file_on_s3_is_the_one_on_disk(s3):
+    wandb = Path(__file__).parent / "fixtures" / "wandb" / "wandb_grpo" / "wandb"
+    s3.upload_tree(wandb, "wandb-runs/wandb")
+    remote = rltop(s3, "export", f"s3://{BUCKET}/wandb-runs/wandb", "--format", "jsonl")
+    disk = local_rltop("export", str(wandb), "--format", "jsonl")
+    assert remote.returncode == disk.returncode == 0, remote.stderr
+    assert remote.stdout == disk.stdout and len(remote.stdout.splitlines()) > 500
+
+
 def test_a_missing_bucket_and_a_bad_endpoint_are_one_line_errors(s3):
     missing = rltop(s3, "snapshot", "s3://no-such-bucket-here/x")
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "no such file" in missing.stderr

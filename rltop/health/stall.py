@@ -34,13 +34,13 @@ def usual_gap(run: Run, points: int) -> float:
 
 
 def is_finished(run: Run, calibration: Calibration) -> bool:
-    """True when the trainer finished: end-of-training tags, or its last planned step was logged.
+    """True when the trainer finished: exit code 0, end-of-training tags, or its last planned step.
 
     The planned last step is max_steps, or num_total_batches for TRL's PPOTrainer (which logs no
     end-of-training summary); with logging_steps k, a point within k steps of it counts.
     """
-    if any(split_tag(tag)[1] in _FINISHED_KEYS for tag in run.series):
-        return True
+    if run.exit_code == 0 or any(split_tag(tag)[1] in _FINISHED_KEYS for tag in run.series):
+        return True  # (an exit code 0 is the process's own word: W&B's exit record)
     last, final = run.last_step, calibration.final_step()
     if last is None or final is None:
         return False
@@ -56,6 +56,8 @@ def judge_stall(
     NaN at step 24"), and a run that stopped short of its planned last step says how far it got.
     """
     newest = run.last_point_wall_time
+    if params.enabled and run.exit_code not in (None, 0):
+        return _crashed(run, calibration, findings)
     if not params.enabled or newest is None or is_finished(run, calibration):
         return None
     age = now - newest
@@ -93,8 +95,8 @@ def next_stall_change(run: Run, now: float, params: RuleParams, calibration: Cal
     None when nothing can change until new points arrive (finished, empty, disabled, or past the
     critical limit already)."""
     newest = run.last_point_wall_time
-    if not params.enabled or newest is None or is_finished(run, calibration):
-        return None
+    if not params.enabled or newest is None or run.exit_code is not None or is_finished(run, calibration):
+        return None  # (an exit code settles the verdict: finished, or crashed at once)
     offset = 0.0
     if now < newest and run.last_change_time is not None:  # the trainer's clock runs ahead of ours
         offset, newest = now - run.last_change_time, now
@@ -112,6 +114,19 @@ def next_stall_change(run: Run, now: float, params: RuleParams, calibration: Cal
         if due > now:
             return due
     return None
+
+
+def _crashed(run: Run, calibration: Calibration, findings: Iterable[Finding]) -> Finding:
+    """The process exited with an error code (W&B's exit record): critical at once, no gap to wait for."""
+    step = run.last_step
+    stopped = stopped_text(run, calibration, findings)
+    message = f"run {run.name} {stopped}: the process exited with code {run.exit_code}"
+    advice = (
+        "The training process ended with an error: read the end of its output (the traceback; W&B keeps "
+        "it in files/output.log of the run folder). Exit code 137 is a kill (out of memory, preemption)."
+    )
+    return Finding(Level.CRITICAL, "stall", run.name, "", step, None, message, advice, first_step=step,
+                   last_step=step, active=True, title="crashed", stage=Stage.CONSEQUENCE)
 
 
 def stopped_text(run: Run, calibration: Calibration, findings: Iterable[Finding] = ()) -> str:

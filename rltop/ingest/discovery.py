@@ -80,6 +80,20 @@ def check_paths(paths: list[str]) -> None:
             raise DiscoveryError(f"{path}: permission denied") from None
         except storage.Unreachable as error:
             raise DiscoveryError(f"{path}: cannot reach the storage: {error}") from None
+        # A path that is itself a kind's folder or file (./wandb, a run folder, a .wandb file) needs
+        # that kind's reader: say what to install before anything else. Deeper in a tree, beside
+        # event files of the same training, the other kind may not even be read.
+        require_readers(path, [storage.name(storage.absolute(path))])
+
+
+def require_readers(path: str, names: list[str]) -> None:
+    """`rltop.ingest.storage.MissingBackend` (one line naming the extra) when ``names`` hold files of a
+    kind whose reader needs a package that is not installed (W&B run files without wandb)."""
+    for kind in sources.KINDS.values():
+        if any(kind.marks(name) for name in names):
+            missing = kind.requirement()
+            if missing is not None:
+                raise storage.MissingBackend(f"{path}: {missing}")
 
 
 def discover(paths: list[str], missing_ok: bool = False, labels: list[str] | None = None) -> Discovery:
@@ -137,13 +151,24 @@ def _join_name(label: str, relative: str) -> str:
 
 
 def _add_single_file(path: str, label: str, found: dict, result: Discovery) -> None:
+    full = storage.absolute(path)
     kind = sources.claim(storage.name(path))
+    if kind is not None and kind.members is not None:
+        members = kind.members(full)
+        if not members:
+            result.problems.append(
+                f"{path}: no run in it (not one of the {kind.label}, or none logged yet); skipped"
+            )
+        for member, directory in members:
+            relative = storage.relative(directory, storage.parent(full))  # <project>/<run name>
+            _source(found, kind, directory, display_name(_join_name(label, relative))).files.append(member)
+        return
     if kind is None:
         result.problems.append(
-            f"{path}: not a TensorBoard event file (events.out.tfevents.*) nor a trainer_state.json; skipped"
+            f"{path}: not a TensorBoard event file nor another file rltop reads "
+            f"({sources.what_is_read()}); skipped"
         )
         return
-    full = storage.absolute(path)
     directory = kind.run_directory(full)
     name = display_name(label or storage.name(directory))
     _source(found, kind, directory, name).files.append(full)
@@ -171,25 +196,35 @@ def _walk(root: str, label: str, found: dict, result: Discovery) -> None:
             relative = storage.relative(run_directory, root_abs)
             if relative == ".." or relative.startswith("../"):
                 relative = storage.name(run_directory)  # a checkpoint folder given as the root
-            name = display_name(_join_name(label, relative) or storage.name(root_abs))
-            _source(found, kind, run_directory, name).files.append(full)
+            if kind.members is None:
+                name = display_name(_join_name(label, relative) or storage.name(root_abs))
+                _source(found, kind, run_directory, name).files.append(full)
+                continue
+            for member, member_directory in kind.members(full):  # a file holding several runs
+                name = display_name(_join_name(label, storage.relative(member_directory, root_abs)))
+                _source(found, kind, member_directory, name).files.append(member)
 
 
 def _prefer_best_kind(runs: list[RunSource], result: Discovery) -> list[RunSource]:
-    """Keep, per training output_dir, only the runs of its best kind; the kept ones say why."""
+    """Keep, per training output_dir, only the runs of its best kind; the kept ones say why.
+
+    Kinds of equal rank (W&B run files and trackio databases: both hold every logged point) are
+    all kept: neither hides the other's runs.
+    """
     by_output: dict[str, list[RunSource]] = {}
     for run in runs:
         by_output.setdefault(sources.kind(run.kind).output_dir(run.directory), []).append(run)
     kept: list[RunSource] = []
     for group in by_output.values():
         kinds = {run.kind: sources.kind(run.kind) for run in group}
-        best = max(kinds.values(), key=lambda k: k.rank)
-        dropped = [k for k in kinds.values() if k is not best]
-        note, label = sources.describe(best, dropped)
+        top = max(k.rank for k in kinds.values())
+        best = [k for k in kinds.values() if k.rank == top]
+        dropped = [k for k in kinds.values() if k.rank < top]
+        described = {k.name: sources.describe(k, dropped) for k in best}
         for run in group:
-            if run.kind == best.name:
-                run.note, run.label = note, label
+            if run.kind in described:
+                run.note, run.label = described[run.kind]
                 kept.append(run)
             else:
-                result.superseded[run.directory] = best.label
+                result.superseded[run.directory] = best[0].label
     return kept

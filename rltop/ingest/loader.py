@@ -89,6 +89,10 @@ def _load(
 ) -> LoadResult:
     """`load` once the filters are compiled."""
     found = discover(paths)
+    for kind in {source.kind for source in found.runs}:
+        missing = sources.kind(kind).requirement()  # a one-shot load cannot read these runs at all
+        if missing is not None:
+            raise storage.MissingBackend(missing)
     found.runs = group_sources(found.runs, SessionGrouper())
     result = LoadResult(store=Store(), discovery=found, problems=list(found.problems))
     for source in found.runs:

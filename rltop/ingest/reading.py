@@ -30,6 +30,24 @@ class Decoded:
     lowest_step: int | None = None
 
 
+# Points collected row by row: tag -> (steps, wall times, values), as readers of row-shaped logs
+# (W&B history records, trackio rows) gather them before `points_of` turns them into columns.
+Columns = dict[str, tuple[list[int], list[float], list[float]]]
+
+
+def points_of(columns: Columns) -> dict[str, Points]:
+    """Each tag's collected (steps, wall times, values) as `Points` (float64 values, as logged)."""
+    import numpy as np
+
+    from rltop.model.series import Points
+
+    return {
+        tag: Points(np.asarray(steps, dtype=np.int64), np.asarray(walls, dtype=np.float64),
+                    np.asarray(values, dtype=np.float64), single_precision=False)
+        for tag, (steps, walls, values) in columns.items()
+    }  # fmt: skip
+
+
 @dataclass
 class ReadResult:
     """What one `SourceReader.read` call produced."""
@@ -84,3 +102,13 @@ class SourceKind:
     quiet_hint: str = "training stopped, or its writer buffers: see flush_secs"  # why no data may come
     newest_only: bool = False  # only the newest file is read; its reader `follow`s the run's files
     sessions: bool = False  # transformers' runs/<session> folders of one output_dir may be one run
+    # The one line naming what to install when a package the reader needs is missing, else None
+    # (W&B run files need the wandb package's protobuf classes: ``rltop[wandb]``).
+    requirement: Callable[[], str | None] = lambda: None
+    # A file or folder name that says runs of this kind lie there (W&B: ``wandb``, ``run-…``): a
+    # root's name and its entries are checked against it before the screen, for `requirement`.
+    marks: Callable[[str], bool] = lambda name: False
+    # For a file holding several runs (a trackio database): (member path, run directory) of each
+    # run in it, the member path read as that run's file (`rltop.ingest.storage.member_path`), the
+    # directory naming it; [] for a file that holds no run. None: one file, one run_directory.
+    members: Callable[[str], list[tuple[str, str]]] | None = None

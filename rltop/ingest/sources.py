@@ -4,7 +4,9 @@ Discovery (`rltop.ingest.discovery`) asks it which kind claims a file and which 
 to, the watcher asks it whether a changed file is one to read (native file events), and `RunFiles`
 opens each file with its kind's reader. Nothing else knows the kinds.
 
-How to add a kind (a W&B ``.wandb`` run file, a trackio database, …):
+Kinds: TensorBoard event files, W&B run files (``.wandb``), trackio databases, trainer_state.json.
+
+How to add a kind:
 
 1. write one reader module, ``rltop/ingest/<kind>.py``, with a reader class and a ``KIND``:
 
@@ -22,6 +24,12 @@ How to add a kind (a W&B ``.wandb`` run file, a trackio database, …):
      (`rltop.ingest.reading.SourceKind` says what each field means). Keep the module's top-level
      imports light (numpy inside functions): discovery imports it before the first frame is drawn;
 
+   optional fields: ``requirement`` (the one line naming an extra to install when the reader's
+   package is missing: W&B needs ``rltop[wandb]``; checked before the screen for the paths given,
+   and by one-shot loads), ``marks`` (names that say such runs lie in a folder: ``wandb``), and
+   ``members`` for a file holding several runs (a trackio database: each run is read from its
+   member path ``<file>::<member>``, `rltop.ingest.storage.member_path`);
+
 2. add ``<kind>.KIND`` to `KINDS` below (ordered by rank: the first kind that claims a name wins).
 
 Tests: a reader test on a real file of that kind, and one through ``rltop snapshot`` (it then also
@@ -30,10 +38,12 @@ works live, under ``rltop tail``/``watch`` and on ``s3://`` with no further chan
 
 from __future__ import annotations
 
-from rltop.ingest import tfevents, trainer_state
+from rltop.ingest import tfevents, trackio_db, trainer_state, wandb_run
 from rltop.ingest.reading import SourceKind
 
-KINDS: dict[str, SourceKind] = {kind.name: kind for kind in (tfevents.KIND, trainer_state.KIND)}
+KINDS: dict[str, SourceKind] = {
+    kind.name: kind for kind in (tfevents.KIND, wandb_run.KIND, trackio_db.KIND, trainer_state.KIND)
+}
 DEFAULT = tfevents.KIND.name
 
 
@@ -56,8 +66,9 @@ def is_source_file(file_name: str) -> bool:
 
 
 def what_is_read() -> str:
-    """The files rltop looks for, for messages: "event files (events.out.tfevents.*) or …"."""
-    return " or ".join(f"{k.label} ({k.pattern})" for k in KINDS.values())
+    """The files rltop looks for, for messages: "event files (events.out.tfevents.*), … or …"."""
+    named = [f"{k.label} ({k.pattern})" for k in KINDS.values()]
+    return " or ".join(named) if len(named) < 3 else f"{', '.join(named[:-1])} or {named[-1]}"
 
 
 def describe(kept: SourceKind, dropped: list[SourceKind]) -> tuple[str, str]:

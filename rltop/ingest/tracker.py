@@ -222,14 +222,22 @@ class Tracker:
         """Mark files that native events reported; True when one is unknown (a rescan is due)."""
         unknown = False
         for path in paths:
+            members = [] if path in self._run_of else self._members_of(path)
             if path in self._run_of:
                 self._dirty.add(path)
+            elif members:  # a file holding several runs (a trackio database): each of them
+                self._dirty.update(members)
             elif path in self._unexplained or storage.parent(path) in self.ignored:
                 continue
             else:
                 self._unknown.add(path)
                 unknown = True
         return unknown
+
+    def _members_of(self, path: str) -> list[str]:
+        """The member paths of the runs read from inside the file ``path`` (`storage.member_path`)."""
+        prefix = path + storage.MEMBER
+        return [known for known in self._run_of if known.startswith(prefix)]
 
     def mark_due(self, everything: bool = False) -> None:
         """Mark the files a poll should read: recent and newest files always, the others now and then."""

@@ -13,6 +13,9 @@ from rltop.model.completions import CompletionIndex
 from rltop.model.series import Series
 
 CONFIG_TAG = "args/text_summary"
+# The key of `Run.source_config` under which a source that records how the process ended (a W&B
+# run's exit record) puts its exit code: "_" keeps it apart from every logged setting.
+EXIT_CODE = "_exit_code"
 
 
 @dataclass
@@ -179,6 +182,12 @@ class Run:
         if self.source_config:
             return {**self.source_config, **(parsed or {})}
         return parsed
+
+    @property
+    def exit_code(self) -> int | None:
+        """The training process's exit code, when its source recorded one (W&B's exit record)."""
+        code = (self.source_config or {}).get(EXIT_CODE)
+        return code if isinstance(code, int) and not isinstance(code, bool) else None
 
     @property
     def last_step(self) -> int | None:

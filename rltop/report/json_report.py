@@ -54,6 +54,7 @@ def run_dict(run: RunView) -> dict[str, Any]:
         "display_name": run.display_name,
         "directory": run.directory,
         "finished": run.finished,
+        "exit_code": run.exit_code,
         "kind": run.kind,
         "level": run.level.label,
         "empty": run.empty,

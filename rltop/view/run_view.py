@@ -62,6 +62,8 @@ class RunView:
     """The kind of files the run is read from (`rltop.ingest.sources`: tfevents, trainer_state)."""
     source_note: str = ""
     """What the run is read from and why, when that is worth saying (``Run.source_note``)."""
+    exit_code: int | None = None
+    """How the training process ended, when its source recorded it (`Run.exit_code`: W&B's exit record)."""
 
     @property
     def resumed_at(self) -> int | None:
@@ -175,4 +177,5 @@ def build_run_view(
                        for label, folder, first, owns in run.session_table()],
         source=run.source,
         source_note=run.source_note,
+        exit_code=run.exit_code,
     )

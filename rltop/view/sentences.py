@@ -43,10 +43,13 @@ def critical_sentence(run: RunView) -> str:
 
 
 def step_text(run: RunView) -> str:
-    """``step 150``, or ``finished at step 200`` once the trainer finished ("" without points); a run
-    resumed from a checkpoint adds ``, resumed at step 81``."""
+    """``step 150``, or ``finished at step 200`` once the trainer finished, ``exited with code 1 at step
+    40`` when its process failed ("" without points); a run resumed from a checkpoint adds
+    ``, resumed at step 81``."""
     if run.last_step is None:
         return ""
+    if run.exit_code not in (None, 0):
+        return f"exited with code {run.exit_code} at step {run.last_step}" + resume_text(run)
     text = f"finished at step {run.last_step}" if run.finished else f"step {run.last_step}"
     return text + resume_text(run)
 
@@ -62,12 +65,13 @@ def resume_text(run: RunView) -> str:
 def freshness(run: RunView, now: float) -> tuple[str, bool]:
     """(``updated 4 s ago`` / ``no new point for 12 min`` / ``2 h ago`` for a finished run, stale?).
 
-    A finished run is never stale: it is done, not stuck. "" for a run without any time.
+    A finished run is never stale: it is done, not stuck; nor is one whose process exited with an
+    error (its critical finding says so). "" for a run without any time.
     """
     age = run.age(now)
     if age is None:
         return "", False
-    if run.finished:
+    if run.finished or run.exit_code is not None:  # done (or dead: its finding says so), not stuck
         return f"{age_text(age)} ago", False
     if age >= STALE_AFTER:
         return f"no new point for {age_text(age)}", True

@@ -175,15 +175,35 @@ def parts(path: str) -> list[str]:
     return [p for p in os.path.normpath(rest).split(os.sep) if p]
 
 
+# A run that is one part of a file holding several (a trackio database holds a project's runs) is
+# read from the "member path" ``<file>::<member>``: stat, mtime, kind and is_gone answer for the
+# file, so discovery, the watcher and loads treat it as the run's file; its reader opens the file.
+MEMBER = "::"
+
+
+def member_path(path: str, member: str) -> str:
+    """The path of ``member`` inside the file ``path`` (``/t/project.db::<run id>``)."""
+    return f"{path}{MEMBER}{member}"
+
+
+def container(path: str) -> str:
+    """The file a member path points into (any other path unchanged: a member has no ``/``, so a
+    folder whose name holds ``::`` is no member path)."""
+    if is_url(path):
+        return path
+    head, mark, member = path.rpartition(MEMBER)
+    return head if mark and "/" not in member and os.sep not in member else path
+
+
 def stat(path: str) -> FileStat:
     """Stat one file (raises FileNotFoundError, PermissionError, `Unreachable`, OSError)."""
-    return backend(path).stat(path)
+    return backend(path).stat(container(path))
 
 
 def mtime(path: str) -> float | None:
     """Modification time of ``path`` (None when it cannot be stat'ed; `Unreachable` propagates)."""
     try:
-        return backend(path).stat(path).mtime
+        return backend(path).stat(container(path)).mtime
     except Unreachable:
         raise
     except OSError:
@@ -197,7 +217,7 @@ def open_file(path: str) -> FileHandle:
 
 def kind(path: str) -> str | None:
     """"file", "directory", or None when nothing is at ``path``."""
-    return backend(path).kind(path)
+    return backend(path).kind(container(path))
 
 
 def walk(root: str, on_problem: Callable[[str], None]) -> Iterator[tuple[str, list[str]]]:
@@ -207,7 +227,7 @@ def walk(root: str, on_problem: Callable[[str], None]) -> Iterator[tuple[str, li
 
 def is_gone(path: str) -> bool:
     """True only when ``path`` does not exist: a permission error (EACCES) is not a deletion."""
-    return backend(path).is_gone(path)
+    return backend(path).is_gone(container(path))
 
 
 def check(path: str) -> None:

@@ -101,11 +101,14 @@ class LocalBackend:
                 continue
             key = (info.st_dev, info.st_ino)
             if key in seen:
-                on_problem(f"{directory}: symlink loop or repeated directory; skipped")
-                subdirs[:] = []
+                if _is_loop(directory):
+                    on_problem(f"{directory}: symlink loop or repeated directory; skipped")
+                subdirs[:] = []  # an alias of a folder read already (wandb's latest-run): read once
                 continue
             seen.add(key)
-            subdirs.sort()
+            # Real folders before symlinks to folders: a folder and its alias are read under the
+            # folder's own name (wandb/offline-run-…, not wandb/latest-run).
+            subdirs.sort(key=lambda name: (os.path.islink(os.path.join(directory, name)), name))
             yield directory, sorted(files)
 
     def is_gone(self, path: str) -> bool:
@@ -117,6 +120,13 @@ class LocalBackend:
         except OSError:
             return False
         return False
+
+
+def _is_loop(directory: str) -> bool:
+    """True when ``directory`` leads back to one of its own ancestors (a symlink loop)."""
+    target = os.path.realpath(directory)
+    above = os.path.realpath(os.path.dirname(directory))
+    return above == target or above.startswith(target.rstrip(os.sep) + os.sep)
 
 
 _LOCAL = LocalBackend()
