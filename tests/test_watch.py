@@ -141,10 +141,12 @@ def test_one_call_per_episode_recovery_and_finish(tmp_path, logs):
         assert "NaN" in first["message"] and first["advice"]
         assert payloads[2]["step"] == 12  # the second episode's NaN
         assert payloads[4]["message"] == "finished at step 15; final verdict critical (1 finding)"
-        assert env.read_text().splitlines() == [
+        # Hooks run side by side (a slow one holds no other): each writes its stdin, then its RLTOP_*
+        # line, so a call's line can land after the next call's. Compare them as a multiset.
+        assert sorted(env.read_text().splitlines()) == sorted([
             "finding non_finite critical grpo", "recovery non_finite critical grpo",
             "finding non_finite critical grpo", "recovery non_finite critical grpo", "finish  critical grpo",
-        ]
+        ])
         wait_until(lambda: len(watch.out.lines) >= 5, "the JSON lines on stdout")
         printed = [strict_json(line) for line in watch.out.lines]
         assert [p["event"] for p in printed] == [p["event"] for p in payloads]
