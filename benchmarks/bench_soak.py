@@ -86,6 +86,20 @@ def slope(xs: list[float], ys: list[float]) -> float:
     return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / den if den else 0.0
 
 
+def start_writer(args: argparse.Namespace, prefix: str) -> tuple[Path, subprocess.Popen]:
+    """A fresh ``<work>/logs/soak_run`` and the writer process appending to it, once its first step
+    is on disk; the caller kills the writer and removes ``work``."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    run_dir = work / "logs" / "soak_run"
+    run_dir.mkdir(parents=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(run_dir), str(args.tags), str(args.rate)],
+                              stdout=subprocess.PIPE, text=True, env=env)
+    first = writer.stdout.readline()
+    assert first.strip() == "1", first
+    return work, writer
+
+
 class Tmux:
     """The dashboard in its own tmux server (private socket)."""
 
@@ -126,14 +140,7 @@ def main() -> None:
         return
     if TMUX is None or RLTOP is None:
         sys.exit("needs tmux and the installed rltop")
-    work = Path(tempfile.mkdtemp(prefix="rltop-soak-"))
-    run_dir = work / "logs" / "soak_run"
-    run_dir.mkdir(parents=True)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(run_dir), str(args.tags), str(args.rate)],
-                              stdout=subprocess.PIPE, text=True, env=env)
-    first = writer.stdout.readline()  # the first step is on disk
-    assert first.strip() == "1", first
+    work, writer = start_writer(args, "rltop-soak-")
     tail = subprocess.Popen([RLTOP, "tail", str(work / "logs")], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     dashboard = Tmux(f"{RLTOP} {work / 'logs'}")
@@ -188,12 +195,7 @@ async def trace(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(ROOT))
     from rltop.ui.app import RltopApp
 
-    work = Path(tempfile.mkdtemp(prefix="rltop-soak-trace-"))
-    run_dir = work / "logs" / "soak_run"
-    run_dir.mkdir(parents=True)
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(run_dir), str(args.tags), str(args.rate)],
-                              stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert writer.stdout.readline().strip() == "1"
+    work, writer = start_writer(args, "rltop-soak-trace-")
     app = RltopApp([str(work / "logs")])
     try:
         async with app.run_test(size=(100, 30)):
