@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 from conftest import trl_event_file
-from rltop.report.safe_text import visible
 from test_tail import Lines
 
 from rltop.commands.common import error_line, note, warn
 from rltop.model.names import display_name
+from rltop.view.safe_text import visible
 
 ROOT = Path(__file__).resolve().parent.parent
 TITLE = "\x1b]0;pwned\x07"

@@ -6,7 +6,7 @@ variables), a raw-JSON webhook posts it, chat and desktop notifications show its
 
 JSON has no NaN: a non-finite ``value`` is the string ``"nan"``, ``"inf"`` or ``"-inf"``, as in
 ``rltop snapshot --format json``. Texts are the exact strings from the event files; whoever shows
-them on a terminal escapes them (`rltop.report.safe_text.visible`).
+them on a terminal escapes them (`rltop.view.safe_text.visible`).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn
 
-from rltop.report.safe_text import visible
+from rltop.view.safe_text import visible
 
 if TYPE_CHECKING:
     from rltop.ingest.loader import LoadResult

@@ -94,7 +94,7 @@ class _Log:
     def event(self, _event: AlertEvent, payload: dict[str, Any]) -> None:
         """One event: a line on stderr, or a JSON line on stdout."""
         from rltop.alerts.payload import event_line
-        from rltop.report.safe_text import visible
+        from rltop.view.safe_text import visible
 
         with self._lock:
             if self.json:
@@ -106,14 +106,14 @@ class _Log:
 
     def note(self, message: str) -> None:
         """An informational line on stderr (escaped)."""
-        from rltop.report.safe_text import visible
+        from rltop.view.safe_text import visible
 
         with self._lock:
             note(visible(message))
 
     def warn(self, message: str) -> None:
         """A warning line on stderr (escaped)."""
-        from rltop.report.safe_text import visible
+        from rltop.view.safe_text import visible
 
         with self._lock:
             warn(visible(message))
