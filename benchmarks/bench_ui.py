@@ -38,6 +38,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
+from bytecode import compile_rltop  # noqa: E402
+
 RLTOP = shutil.which("rltop", path=str(Path(sys.executable).parent)) or shutil.which("rltop")
 TMUX = shutil.which("tmux")
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -162,6 +164,7 @@ def main() -> None:
     sizes_wanted = [tuple(int(n) for n in size.split("x")) for size in args.sizes.split(",")]
     if TMUX is None or RLTOP is None:
         sys.exit("bench_ui needs tmux and the installed rltop")
+    compile_rltop()
     from make_logs import write_log
 
     idle = 15.0 if args.quick else 60.0

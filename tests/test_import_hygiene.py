@@ -10,6 +10,7 @@ view, report, ui or commands; view never imports report or ui; ui never imports 
 from __future__ import annotations
 
 import ast
+import os
 import pkgutil
 import subprocess
 import sys
@@ -113,3 +114,16 @@ def test_the_modules_were_found() -> None:
     assert "rltop.view.run_view" in layer_modules("view")
     for module in TEXTUAL_FREE_UI:
         assert (ROOT.parent / (module.replace(".", "/") + ".py")).is_file(), module
+
+
+@pytest.mark.parametrize("users, seen", [(None, "1 None"), ("4", "4 4")])
+def test_blas_stays_single_threaded_but_hooks_get_the_users_environment(users, seen):
+    """rltop asks OpenBLAS for one thread (its idle workers spin); a hook it starts inherits the
+    user's environment as it was."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if users is not None:
+        env["OPENBLAS_NUM_THREADS"] = users
+    code = ("import os, rltop; print(os.environ.get('OPENBLAS_NUM_THREADS'), "
+            "rltop.inherited_environment().get('OPENBLAS_NUM_THREADS'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == seen

@@ -25,7 +25,9 @@ async def test_a_card_and_a_snapshot_row_of_the_same_tag_agree(fixture):
     app = preloaded_app(fixture)
     now = app.clock()
     async with app.run_test(size=(160, 50)) as pilot:
-        await wait_until(pilot, lambda: app.dashboard.board.cards and app.focused is not None)
+        # Every card laid out (its styles applied): a card mounted a moment ago cannot render yet.
+        await wait_until(pilot, lambda: app.dashboard.board.cards and app.focused is not None
+                         and all(card.size.width for card in app.dashboard.board.cards))
         cards = {card.tag: card for card in app.dashboard.board.cards}
         snapshot = build_snapshot(app.store, assess_store(app.store, now=now), now)
         (run,) = snapshot.runs

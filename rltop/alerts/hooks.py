@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 
+from rltop import inherited_environment
 from rltop.alerts.problems import Problems
 
 MAX_RUNNING = 16
@@ -96,7 +97,7 @@ class CommandRunner:
             try:
                 process = subprocess.Popen(
                     command, shell=isinstance(command, str), stdin=subprocess.PIPE,
-                    stdout=subprocess.DEVNULL, stderr=errors, env={**os.environ, **env},
+                    stdout=subprocess.DEVNULL, stderr=errors, env={**inherited_environment(), **env},
                     start_new_session=True,  # its own process group: a timeout stops its children too
                 )
             except OSError as error:

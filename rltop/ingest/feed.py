@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from rltop.ingest import storage
+from rltop.ingest.columns import TagColumns, split_by_tag
 from rltop.ingest.completions import CompletionsUpdate
 from rltop.ingest.reading import Decoded
 from rltop.ingest.sessions import session_label
@@ -90,6 +91,18 @@ def join_points(parts: list[Points]) -> Points:
     )
 
 
+# Columns held for one run and session are split once they reach this many points: the split
+# sorts them, so a batch of a 6M-point file never holds a second copy of all of it at once.
+SPLIT_POINTS = 1 << 20
+
+
+@dataclass
+class _PendingColumns:
+    parts: list[TagColumns]
+    tag_filter: re.Pattern[str] | None
+    count: int = 0
+
+
 @dataclass
 class RunEvent:
     """Something about a run (or the watch as a whole, ``run=None``) worth telling the user."""
@@ -128,15 +141,25 @@ class ChangeBatch:
     caught_up: bool = False  # the last batch of that first read (may be empty): live from here on
     # (run, tag, session) -> its entry in ``points``: later reads extend it
     _open: dict[tuple[str, str, str], PointsBatch] = field(default_factory=dict, repr=False, compare=False)
+    # (run, session) -> columns of consecutive reads not split by tag yet (`settle` splits them)
+    _pending: dict[tuple[str, str], _PendingColumns] = field(default_factory=dict, repr=False, compare=False)
 
     def point_count(self) -> int:
         """Number of scalar points in the batch."""
-        return sum(len(p) for p in self.points)
+        return sum(len(p) for p in self.points) + sum(held.count for held in self._pending.values())
 
     def is_empty(self) -> bool:
         """True when the batch carries nothing at all (no points, texts, events or changes)."""
-        return not (self.points or self.texts or self.events or self.changed_runs or self.caught_up
-                    or self.completions)
+        return not (self.points or self._pending or self.texts or self.events or self.changed_runs
+                    or self.caught_up or self.completions)
+
+    def settle(self) -> None:
+        """Split the columns still held by tag into ``points`` (call before reading ``points``).
+
+        `apply_batch` and the watcher, before it hands a batch over, call it.
+        """
+        for key in list(self._pending):
+            self._settle(key)
 
     def add_decoded(
         self,
@@ -158,39 +181,84 @@ class ChangeBatch:
         for tag, step, wall, text in decoded.texts:
             self.texts.append((run, tag, step, wall, text))
         session = session_label(path) if path is not None else ""
-        first: int | None = None
-        # The decoder's lowest step saves one reduction per tag (thousands of tags per window).
-        known = decoded.lowest_step if tag_filter is None and session else None
-        if known is not None and decoded.scalars:
-            first = known
-        for tag, points in decoded.scalars.items():
-            if tag_filter is not None and not tag_filter.search(tag):
-                continue
-            key = (run, tag, session)
-            held = self._open.get(key)
-            if held is None:
-                held = self._open[key] = PointsBatch(run, tag, points, session)
-                self.points.append(held)
-            else:
-                held.extend(points)
-            if session and known is None and len(points.steps):
-                low = int(points.steps.min())
-                first = low if first is None else min(first, low)
+        columns: TagColumns | None = getattr(decoded, "columns", None)
+        if columns is not None:
+            decoded.columns = None  # type: ignore[attr-defined]  # (its scalars are then empty)
+        scalars = decoded.scalars
+        if scalars:
+            self.settle()  # the columns read before these points go first
+        for tag, points in scalars.items():
+            self._add_points(run, session, tag, points, tag_filter)
+        if columns is not None and len(columns):
+            self._hold(run, session, columns, tag_filter)
+        first = _lowest_step(decoded, scalars, columns, tag_filter) if session else None
         if first is not None:
             key = (run, session)
             known = self.session_steps.get(key)
             if known is None or first < known[1]:
                 self.session_steps[key] = (storage.parent(storage.absolute(path or "")), first)
 
+    def _add_points(
+        self, run: str, session: str, tag: str, points: Points, tag_filter: re.Pattern[str] | None
+    ) -> bool:
+        """Add one tag's points after those this batch holds of it (False: filtered out)."""
+        if tag_filter is not None and not tag_filter.search(tag):
+            return False
+        key = (run, tag, session)
+        held = self._open.get(key)
+        if held is None:
+            held = self._open[key] = PointsBatch(run, tag, points, session)
+            self.points.append(held)
+        else:
+            held.extend(points)
+        return True
+
+    def _hold(self, run: str, session: str, columns: TagColumns, tag_filter: re.Pattern[str] | None) -> None:
+        """Keep one read's columns with those of the reads before it, to be split once."""
+        key = (run, session)
+        held = self._pending.get(key)
+        if held is not None and (held.parts[-1].names is not columns.names
+                                 or held.tag_filter is not tag_filter):
+            self._settle(key)  # another file (its own tag ids), or another filter
+            held = None
+        if held is None:
+            held = self._pending[key] = _PendingColumns([], tag_filter)
+        held.parts.append(columns)
+        held.count += len(columns)
+        if held.count >= SPLIT_POINTS:
+            self._settle(key)
+
+    def _settle(self, key: tuple[str, str]) -> None:
+        held = self._pending.pop(key)
+        run, session = key
+        for tag, points in split_by_tag(held.parts).items():
+            self._add_points(run, session, tag, points, held.tag_filter)
+
     def drop_run(self, run: str) -> None:
         """Forget everything this batch holds about ``run`` (its directory was just deleted)."""
         self.points = [p for p in self.points if p.run != run]
         self._open = {key: held for key, held in self._open.items() if key[0] != run}
+        self._pending = {key: held for key, held in self._pending.items() if key[0] != run}
         self.texts = [t for t in self.texts if t[0] != run]
         for mapping in (self.changed_runs, self.change_times, self.file_versions, self.configs, self.sources,
                         self.completions):
             mapping.pop(run, None)
         self.session_steps = {key: value for key, value in self.session_steps.items() if key[0] != run}
+
+
+def _lowest_step(
+    decoded: Decoded, scalars: dict[str, Points], columns: TagColumns | None,
+    tag_filter: re.Pattern[str] | None,
+) -> int | None:
+    """The smallest step among the points of one read that pass the filter (None: no points)."""
+    if tag_filter is None and decoded.lowest_step is not None and (scalars or columns is not None):
+        # The decoder's lowest step saves one reduction per tag (thousands of tags per window).
+        return decoded.lowest_step
+    keep = (lambda tag: True) if tag_filter is None else (lambda tag: bool(tag_filter.search(tag)))
+    lows = [int(points.steps.min()) for tag, points in scalars.items() if len(points.steps) and keep(tag)]
+    if columns is not None:
+        lows.extend(int(points.steps.min()) for tag, points in split_by_tag([columns]).items() if keep(tag))
+    return min(lows) if lows else None
 
 
 def apply_batch(store: Store, batch: ChangeBatch, consume: bool = False) -> Changes:
@@ -202,6 +270,7 @@ def apply_batch(store: Store, batch: ChangeBatch, consume: bool = False) -> Chan
     them, and each tag's points are let go as soon as they are in, so a load never holds a file's
     points twice.
     """
+    batch.settle()
     for event in batch.events:
         if event.kind in (REMOVED, RELOADED) and event.run is not None:
             store.remove(event.run)
@@ -225,9 +294,14 @@ def apply_batch(store: Store, batch: ChangeBatch, consume: bool = False) -> Chan
         store.run(name, batch.changed_runs.get(name, "")).add_text(tag, step, wall, text)
     changes: Changes = []
     first_index: dict[tuple[str, str], int] = {}
+    runs: dict[str, Run] = {}
+    begun: set[tuple[str, str]] = set()  # (thousands of tags: each run and session once)
     for points in batch.points:
-        run = store.run(points.run, batch.changed_runs.get(points.run, ""))
-        if points.session:
+        run = runs.get(points.run)
+        if run is None:
+            run = runs[points.run] = store.run(points.run, batch.changed_runs.get(points.run, ""))
+        if points.session and (points.run, points.session) not in begun:
+            begun.add((points.run, points.session))
             # The first points of a session (in reading order) begin it: a resumed session
             # replaces what earlier sessions logged from its first step on, in every tag.
             directory, first_step = batch.session_steps[(points.run, points.session)]

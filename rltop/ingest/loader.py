@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rltop.ingest import sources, storage
+from rltop.ingest import allocator, sources, storage
 from rltop.ingest.completions import CompletionsFollower, folder_of
 from rltop.ingest.discovery import Discovery, DiscoveryError, compile_filter, discover
 from rltop.ingest.feed import ChangeBatch, Changes, apply_batch, apply_completions
@@ -75,10 +75,13 @@ def load(
     """
     tag_filter = compile_filter(tags, "--tags")
     run_filter = compile_filter(runs, "--runs")
+    allocator.keep_freed_memory()
     try:
         return _load(paths, tag_filter, run_filter, on_progress)
     except storage.Unreachable as error:
         raise DiscoveryError(f"{', '.join(paths)}: cannot reach the storage: {error}") from None
+    finally:
+        allocator.release()
 
 
 def _load(

@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from rltop.ingest import sources, storage
+from rltop.ingest import allocator, sources, storage
 from rltop.ingest.discovery import check_paths, compile_filter, root_labels
 from rltop.ingest.feed import FALLBACK, FILE_ERROR, REACHABLE, WAITING, ChangeBatch, RunEvent
 from rltop.ingest.fstype import network_filesystem
@@ -42,8 +42,8 @@ from rltop.ingest.tracker import STALL_AFTER, Tracker
 
 DEFAULT_POLL = 1.0  # seconds between polls in polling mode
 NATIVE_SWEEP = 5.0  # seconds between safety sweeps in native mode (at least)
-MAX_NATIVE_SWEEP = 30.0  # ... and at most, when a sweep of many runs costs more
-SWEEP_BUDGET = 0.0015  # share of a core the safety sweeps may take (hundreds of runs)
+MAX_NATIVE_SWEEP = 60.0  # ... and at most, when a sweep of many runs costs more (200 runs: 60 ms)
+SWEEP_BUDGET = 0.001  # share of a core the safety sweeps may take (hundreds of runs; the idle goal is 0.5 %)
 COALESCE = 0.02  # seconds to let a burst of file events finish before reading
 MIN_RESCAN = 0.25  # polling lists the runs at most this often (directory walks cost more)
 REMOTE_RELIST_POLLS = 3  # a remote prefix is listed again every this many polls (LIST requests cost)
@@ -126,6 +126,7 @@ class Watcher:
             if first_read_done:
                 self._first_reads -= 1
             batch.caught_up = first_read_done and self._first_reads == 0
+            batch.settle()  # consumers read ``points``
             if not batch.is_empty():
                 self.on_batch(batch)
             if batch.caught_up:
@@ -186,7 +187,9 @@ class _Follower:
     def _run(self) -> None:
         try:
             self._start_watching()
+            allocator.keep_freed_memory()
             self._cycle(rescan=True, poll=False)
+            allocator.release()
             if not self._tracker.runs and not self.reachability.down:
                 self._tracker.batch.events.append(RunEvent(WAITING, None, self._waiting_message()))
             self._flush(first_read_done=True)

@@ -85,7 +85,7 @@ class Run:
             series = self.series[tag] = Series(tag)
         first = series.append(steps, wall_times, values, single_precision, adopt=adopt)
         if len(wall_times):
-            newest = float(np.max(wall_times))
+            newest = float(np.asarray(wall_times).max())
             if self.last_point_wall_time is None or newest > self.last_point_wall_time:
                 self.last_point_wall_time = newest
         return first

@@ -104,8 +104,8 @@ class Series:
         """Append points in arrival order and return the index of the first point that changed.
 
         The returned index lets consumers re-read only what is new (it is smaller than the old
-        length when a restart purged points). ``adopt``: the caller gives the arrays away, so an
-        empty series keeps arrays that own their memory instead of copying them.
+        length when a restart purged points). ``adopt``: the caller gives the arrays away (nothing
+        else writes them), so an empty series keeps them instead of copying them.
         """
         steps = np.asarray(steps, dtype=np.int64)
         count = int(steps.shape[0])
@@ -119,7 +119,7 @@ class Series:
         if (self._size == 0 or steps[0] >= self._steps[self._size - 1]) and (
             count == 1 or bool(np.all(steps[1:] >= steps[:-1]))
         ):
-            if adopt and self._size == 0 and all(_own(a) for a in (steps, wall_times, values)):
+            if adopt and self._size == 0 and all(_plain(a) for a in (steps, wall_times, values)):
                 self._steps, self._walls, self._values, self._size = steps, wall_times, values, count
                 return first_changed
             self._extend(steps, wall_times, values)
@@ -181,9 +181,10 @@ class Series:
         return int(self._steps.nbytes + self._walls.nbytes + self._values.nbytes)
 
 
-def _own(array: np.ndarray) -> bool:
-    """An array that owns its memory (no view of a larger buffer), laid out plainly."""
-    return array.base is None and array.flags.c_contiguous and array.flags.writeable
+def _plain(array: np.ndarray) -> bool:
+    """An array laid out plainly in writable memory. Given away (``adopt``), it may be a view of a
+    larger array whose other parts went to other series: each writes only within its own part."""
+    return array.flags.c_contiguous and array.flags.writeable
 
 
 def _restart_points(steps: np.ndarray) -> list[tuple[int, int]]:

@@ -8,6 +8,7 @@ the snapshot prints too.
 
 from __future__ import annotations
 
+import operator
 import time
 from collections import deque
 from collections.abc import Callable
@@ -82,6 +83,7 @@ class Session:
         self.attention: set[str] = set()
         """Runs that turned critical and have not been shown since: highlighted in the overview."""
         self._overview_values: dict[str, tuple[RunView, tuple[tuple[str, str], ...]]] = {}
+        self._fleet_counts: tuple[list[RunView], list[tuple[str, int]]] = ([], [])
         self._stall_due: dict[str, float] = {}
         """Run -> when its stall verdict can next change without new data (`stale_runs`)."""
 
@@ -285,7 +287,9 @@ class Session:
 
     def run_views(self) -> list[RunView]:
         """Every run's view, in name order (the runs overview and the runs list)."""
-        return [self.run_view(name) for name in self.store.sorted_names()]
+        self.display_names()  # (checked once here, not once per run: the header asks every second)
+        views = self._views
+        return [views.get(name) or self.run_view(name) for name in self.store.sorted_names()]
 
     def seed_groups(self) -> list[SeedGroup]:
         """The seed groups among the runs (found again when a run or a logged config changes)."""
@@ -339,6 +343,13 @@ class Session:
             self._rate.popleft()
         return sum(count for _, count in self._rate) / RATE_WINDOW
 
+    def _fleet(self, views: list[RunView]) -> list[tuple[str, int]]:
+        """`state_counts` of the views, counted again only when a view was rebuilt."""
+        counted = self._fleet_counts[0]  # (the views themselves are kept: an id could be reused)
+        if len(counted) != len(views) or not all(map(operator.is_, counted, views)):
+            self._fleet_counts = (views, state_counts(views))
+        return self._fleet_counts[1]
+
     def header(self, paused_points: int | None, filter_text: str) -> HeaderInfo:
         """The header line's content: the current run, and the state of every run."""
         loading = "" if self.caught_up else f"reading… {self.loaded_points:,} points"
@@ -357,7 +368,7 @@ class Session:
             age_text=age_text,
             stale=stale,
             rate_text=format_rate(self.rate()) if self.caught_up else "",
-            fleet=state_counts(views) if len(views) > 1 else [],
+            fleet=self._fleet(views) if len(views) > 1 else [],
             paused_points=paused_points,
             loading_text=loading,
             filter_text=filter_text,

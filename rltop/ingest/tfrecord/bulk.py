@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rltop.ingest.columns import TagColumns, group_by_tag, split_by_tag
 from rltop.ingest.reading import Decoded
 from rltop.ingest.tfrecord.crc import masked_crc32c_rows
+from rltop.ingest.tfrecord.cycles import decode_cycles
 from rltop.ingest.tfrecord.frames import strided_view
-from rltop.ingest.tfrecord.onevalue import FastRows, decode_one_value
+from rltop.ingest.tfrecord.onevalue import FastRows
 from rltop.ingest.tfrecord.tags import TagCache
 from rltop.ingest.tfrecord.wire import WireError, decode_event
 from rltop.model.series import Points
@@ -26,10 +28,28 @@ _FEW_RECORDS = 16  # reads with at most this many records skip the vectorised pa
 
 @dataclass
 class DecodedBatch(Decoded):
-    """Everything decoded from one buffer of records (scalars per tag in file order), plus damage."""
+    """Everything decoded from one buffer of records (scalars per tag in file order), plus damage.
+
+    When every scalar came from the vectorised path they are kept as ``columns``, not split by
+    tag: the change feed joins the columns of a file's reads and splits them once. Reading
+    ``scalars`` splits them here instead. A batch never holds both.
+    """
 
     bad_records: list[int] = field(default_factory=list)  # payload offsets that did not decode
     bad_crc: list[int] = field(default_factory=list)  # payload offsets whose CRC did not match
+    columns: TagColumns | None = None
+
+    @property  # type: ignore[override]
+    def scalars(self) -> dict[str, Points]:
+        """Scalars per tag (splitting the columns, if any, first)."""
+        if self.columns is not None:
+            self._scalars = split_by_tag([self.columns])
+            self.columns = None
+        return self._scalars
+
+    @scalars.setter
+    def scalars(self, value: dict[str, Points]) -> None:
+        self._scalars = value
 
 
 def decode_records(
@@ -78,7 +98,7 @@ def _decode(data, starts, lengths, plugins: dict[str, str], tensors: bool,
     batch = DecodedBatch()
     buf = np.frombuffer(data, dtype=np.uint8)
     if starts.size > _FEW_RECORDS:
-        fast = decode_one_value(data, buf, starts, lengths, plugins, tensors, tags)
+        fast = decode_cycles(data, buf, starts, lengths, plugins, tensors, tags)
     else:
         # A live-tail read of a few records: the per-record path costs less than the fixed
         # overhead of some fifty numpy calls.
@@ -88,7 +108,7 @@ def _decode(data, starts, lengths, plugins: dict[str, str], tensors: bool,
     corrupt = fast.corrupt
     slow = np.flatnonzero(~fast.ok & ~corrupt)
     # Every payload's CRC is checked: a flipped bit must never become a wrong point (or, through
-    # a wrong step, purge a series). Fast rows were checked in decode_one_value.
+    # a wrong step, purge a series). Fast rows were checked in decode_cycles.
     stored = strided_view(data, "<u4")[starts[slow] + lengths[slow]]
     slow_ok = masked_crc32c_rows(buf, starts[slow], lengths[slow]) == stored
     corrupt[slow[~slow_ok]] = True
@@ -121,16 +141,12 @@ def _decode(data, starts, lengths, plugins: dict[str, str], tensors: bool,
     fast_index = np.flatnonzero(fast.ok)
     tag_ids, tag_names = fast.tag_ids, fast.names
     if tag_ids.size:
-        # Stable radix sort on small integers: O(n), and file order is kept within each tag.
-        small = tag_ids.astype(np.uint16) if len(tag_names) < 1 << 16 else tag_ids
-        order = np.argsort(small, kind="stable")
-        sorted_ids = tag_ids[order]
-        steps, walls, values = fast.steps[order], fast.walls[order], fast.values[order]
-        bounds = [0, *(np.flatnonzero(sorted_ids[1:] != sorted_ids[:-1]) + 1).tolist(), order.size]
-        # Each tag's points are slices of the sorted columns: one gather per column in all.
-        for begin, end, tag_id in zip(bounds[:-1], bounds[1:], sorted_ids[bounds[:-1]].tolist()):
-            batch.scalars[tag_names[tag_id]] = Points(steps[begin:end], walls[begin:end], values[begin:end])
-        batch.lowest_step = int(steps.min())
+        columns = group_by_tag(tag_names, tag_ids, fast.steps, fast.walls, fast.values)
+        if slow_points:
+            batch.scalars = split_by_tag([columns])  # merged with the slow points below, per tag
+        else:
+            batch.columns = columns
+        batch.lowest_step = int(fast.steps.min())
     if slow_points:
         slow_lowest = min(point[1] for points in slow_points.values() for point in points)
         batch.lowest_step = slow_lowest if batch.lowest_step is None else min(batch.lowest_step, slow_lowest)

@@ -173,6 +173,7 @@ def masked_crc32c_templated(
     lengths: np.ndarray,
     template: np.ndarray,
     fields: list[tuple[np.ndarray, np.ndarray | int]],
+    relative: tuple[int, ...] = (),
 ) -> np.ndarray:
     """Masked CRC32C of rows that equal their template row except inside the ``fields`` words.
 
@@ -181,21 +182,28 @@ def masked_crc32c_templated(
     the bytes of row i at ``offset`` from its start (an int for all rows, or an array per row);
     fields must not overlap, and every byte of a row outside them must equal its template's. Only
     templates are fed byte by byte; every other row costs one lookup per byte that varies.
+    The fields numbered in ``relative`` are taken as their difference to the template's words:
+    bytes that differ between layouts but never within one (those after a step's varint) then
+    cost nothing.
     """
     templates = np.flatnonzero(template == np.arange(template.size))
     table = _shift_table(int(lengths.max()) if lengths.size else 1)
     last_byte_row = (lengths - 1) * 256  # table row of a last byte (no zeros after it)
     own = np.zeros(starts.shape[0], dtype=np.uint32)  # L(row) over the bytes that vary
-    for words, offset in fields:
+    own_relative = np.zeros(starts.shape[0], dtype=np.uint32)  # L(row ^ template) likewise
+    for number, (words, offset) in enumerate(fields):
         width = words.dtype.itemsize
         if words.size == 0:
             continue
+        target = own
+        if number in relative:
+            words, target = words ^ words[template], own_relative
         varying = int(np.bitwise_or.reduce(words ^ words[0]))
         columns = words.view(np.uint8).reshape(-1, width)
         base = last_byte_row - offset * 256
         for k in range(width):
             if (varying >> (8 * k)) & 0xFF:  # a byte equal in every row cancels out
-                own ^= table[base - 256 * k + columns[:, k]]
+                target ^= table[base - 256 * k + columns[:, k]]
     constant = np.zeros(starts.shape[0], dtype=np.uint32)
     constant[templates] = _registers(buf, starts[templates], lengths[templates], _INIT) ^ own[templates]
-    return _mask_np(constant[template] ^ own ^ np.uint32(_INIT))
+    return _mask_np(constant[template] ^ own ^ own_relative ^ np.uint32(_INIT))

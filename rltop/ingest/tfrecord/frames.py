@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rltop.ingest.tfrecord.crc import masked_crc32c_rows
+from rltop.ingest.tfrecord.period import shortest_period
 
 HEADER = 12  # u64 length + u32 length crc
 OVERHEAD = 16  # header + u32 payload crc
@@ -70,7 +71,7 @@ def scan_frames(data: bytes) -> FrameScan:
     buf = np.frombuffer(data, dtype=np.uint8)
     u64 = strided_view(data, "<u8")
     u32 = strided_view(data, "<u4")
-    starts, lengths = _candidates(buf, u64, u32, n)
+    starts, lengths = _chain_then_candidates(buf, u64, u32, n)
     ends = starts + OVERHEAD + lengths
     breaks = np.flatnonzero(ends[:-1] != starts[1:]) if starts.size > 1 else np.empty(0, np.int64)
 
@@ -160,16 +161,72 @@ def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def _candidates(buf: np.ndarray, u64: np.ndarray, u32: np.ndarray, n: int):
-    """Record starts whose payload begins with 0x09, that fit, and whose length CRC checks."""
-    if n < OVERHEAD + 1:
+def _chain_then_candidates(buf: np.ndarray, u64: np.ndarray, u32: np.ndarray, n: int):
+    """`_candidates` of the whole buffer, or of its end only when a cycle of lengths proves the rest.
+
+    A writer logging the same tags every step writes records whose lengths repeat one cycle. The
+    candidates of the first 64 KB (512 KB for a long cycle) give the start of the chain; from where
+    its lengths repeat, the next records are predicted, and a predicted record is taken only when
+    its header holds the length predicted and that length's CRC: each proven record ends where the
+    next begins, so the chain is exactly what the candidate scan would have found, without
+    searching 4 MB for it.
+    """
+    for prefix in _PREFIXES:  # a short cycle shows in a short prefix; thousands of tags need more
+        if n <= prefix * 2:
+            return _candidates(buf, u64, u32, n)
+        starts, lengths = _candidates(buf, u64, u32, prefix)
+        if starts.size < _MIN_CHAIN or starts[0] != 0:
+            return _candidates(buf, u64, u32, n)
+        ends = starts + OVERHEAD + lengths
+        broken = np.flatnonzero(ends[:-1] != starts[1:])
+        chain = int(broken[0]) + 1 if broken.size else starts.size  # records chained from 0
+        period = shortest_period(lengths[:chain], _MAX_CYCLE) if chain >= _MIN_CHAIN else None
+        if period is not None:
+            break
+        if broken.size:
+            return _candidates(buf, u64, u32, n)
+    else:
+        return _candidates(buf, u64, u32, n)
+    cycle_lengths = lengths[chain - period : chain]
+    sizes = cycle_lengths + OVERHEAD
+    cycle_bytes = int(sizes.sum())
+    at = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    begin = int(ends[chain - 1])
+    whole = (n - begin) // cycle_bytes
+    predicted = ((begin + cycle_bytes * np.arange(whole + 1, dtype=np.int64))[:, None] + at).ravel()
+    expected = np.tile(cycle_lengths, whole + 1)
+    fits = predicted + OVERHEAD + expected <= n
+    predicted, expected = predicted[fits], expected[fits]
+    crcs = np.tile(_length_crcs(cycle_lengths), whole + 1)[fits]
+    proven = (u64[predicted] == expected.astype(np.uint64)) & (u32[predicted + 8] == crcs)
+    bad = np.flatnonzero(~proven)
+    taken = int(bad[0]) if bad.size else predicted.size
+    stop = int(predicted[taken - 1] + OVERHEAD + expected[taken - 1]) if taken else begin
+    later_starts, later_lengths = _candidates(buf, u64, u32, n, stop)
+    return (np.concatenate([starts[:chain], predicted[:taken], later_starts]),
+            np.concatenate([lengths[:chain], expected[:taken], later_lengths]))
+
+
+_PREFIXES = (1 << 16, 1 << 19)  # the second holds two cycles of 4000 records of 60 bytes
+_MIN_CHAIN = 64
+_MAX_CYCLE = 4096
+
+
+def _candidates(buf: np.ndarray, u64: np.ndarray, u32: np.ndarray, n: int, start: int = 0):
+    """Record starts in ``[start, n)`` whose payload begins with 0x09, that end by ``n``, and whose
+    length CRC checks."""
+    if n - start < OVERHEAD + 1:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    cand = np.flatnonzero(buf[HEADER:] == 0x09).astype(np.int64)
-    lengths = u64[cand].astype(np.int64, copy=False) if cand.size else np.empty(0, np.int64)
-    fits = (u64[cand] < MAX_RECORD) & (cand + OVERHEAD + lengths <= n)
-    cand, lengths = cand[fits], lengths[fits]
+    cand = np.flatnonzero(buf[start + HEADER : n] == 0x09)
+    if start:
+        cand += start
     if cand.size == 0:
-        return cand, lengths
+        return cand.astype(np.int64), cand.astype(np.int64)
+    # A length of 2^63 or more reads as negative: "does not fit", like any other too large.
+    lengths = u64[cand].view(np.int64)
+    fits = (lengths < MAX_RECORD) & (lengths >= 0) & (cand + OVERHEAD + lengths <= n)
+    if not fits.all():
+        cand, lengths = cand[fits], lengths[fits]
     return _filter_length_crc(u32, cand, lengths)
 
 
@@ -184,6 +241,8 @@ def _length_crcs(lengths: np.ndarray) -> np.ndarray:
         # Scalar records are tens of bytes long: a table of the first 4096 lengths covers
         # nearly every record without sorting the whole column to find distinct values.
         _small_length_crcs = _crc_of_lengths(np.arange(_SMALL_LENGTHS, dtype=np.int64))
+    if lengths.size and int(lengths.max()) < _SMALL_LENGTHS:
+        return _small_length_crcs[lengths]  # lengths are never negative here
     small = lengths < _SMALL_LENGTHS
     out = _small_length_crcs[np.where(small, lengths, 0)]
     if not small.all():

@@ -39,6 +39,8 @@ _FLOAT_VAL_HEAD = 0x042A01080842  # 42 08 08 01 2a 04 (little-endian, 6 bytes)
 _CONTENT_HEAD = 0x0422001201080A42  # 42 0a 08 01 12 00 22 04
 _VALUE_AT = np.array([1, 6, 8], dtype=np.int64)  # value offset after the tag, per kind
 _META_AT = np.array([5, 10, 12], dtype=np.int64)  # metadata offset after the tag, per kind
+# The constant bytes of the word after the step: 2a (field 5, a Summary) . 0a (a value) . 0a (its tag)
+_HEAD_MASK, _HEAD_BYTES = 0x000000FF00FF00FF, 0x0000000A000A002A
 
 
 @dataclass
@@ -56,6 +58,23 @@ class FastRows:
     metadata_tags: set[str]  # tags with decoded records carrying their plugin metadata
 
 
+@dataclass
+class Parsed:
+    """The layout of every record that reads as a one-value scalar event (file order kept)."""
+
+    rows: np.ndarray  # indices of these records in the input
+    end: np.ndarray  # buffer offset where each payload ends
+    step: np.ndarray
+    size: np.ndarray  # bytes of the step's varint
+    tag_end: np.ndarray
+    tag_ids: np.ndarray
+    kind: np.ndarray  # SIMPLE, FLOAT_VAL or CONTENT
+    meta_len: np.ndarray
+    group: np.ndarray  # records of one group share their layout: one template each
+    step_words: np.ndarray  # the word at payload byte 9 (step key and varint): a CRC field
+    names: list[str]
+
+
 def decode_one_value(
     data: bytes, buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, plugins: dict[str, str],
     tensors: bool = True, tags: TagCache | None = None,
@@ -66,31 +85,48 @@ def decode_one_value(
     known plugin is not "scalars" keeps all its tensor records for the general decoder, which
     applies plugin metadata in file order. ``tensors=False`` leaves every tensor record to it.
     """
-    count = starts.size
-    ok = np.zeros(count, dtype=bool)
-    corrupt = np.zeros(count, dtype=bool)
+    parsed = parse_one_value(data, buf, starts, lengths, plugins, tensors, tags)
+    if parsed is None:
+        return no_rows(starts.size)
+    template = first_of_key(parsed.group)
+    return verify(data, buf, starts, lengths, parsed, template, value_offsets(parsed))
+
+
+def no_rows(count: int) -> FastRows:
+    """Nothing decoded here: every record is left to the general decoder."""
     empty = np.empty(0, np.int64)
-    none = FastRows(ok, corrupt, empty, [], empty, np.empty(0), np.empty(0), set(), set())
+    no = np.zeros(count, dtype=bool)
+    return FastRows(no, no.copy(), empty, [], empty, np.empty(0), np.empty(0), set(), set())
+
+
+def parse_one_value(
+    data: bytes, buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, plugins: dict[str, str],
+    tensors: bool = True, tags: TagCache | None = None,
+) -> Parsed | None:
+    """The layout of each record that is a one-value scalar event like its group's first (None: none)."""
     u64 = strided_view(data, "<u8")
     rows = np.flatnonzero(lengths >= _MIN_FAST_RECORD)
     s = starts[rows]
     end = s + lengths[rows]
     # Every word read below starts inside the record and ends at the latest inside its 4-byte
-    # payload CRC, so no bounds clipping is needed until the tag and metadata are read.
-    good = (buf[s] == 0x09) & (buf[s + 9] == 0x10)
-    step, size = _varint_words(u64[s + 10])
+    # payload CRC, so no bounds clipping is needed until the tag and metadata are read. The
+    # word at byte 9 holds the step's field key and its varint: it is also the step's CRC field.
+    step_words = u64[s + 9]
+    good = (buf[s] == 0x09) & ((step_words & np.uint64(0xFF)) == 0x10)
+    step, size = varint_words(step_words >> np.uint64(8))
     q = s + 10 + size
-    head = u64[q].view(np.uint8).reshape(-1, 8)  # 2a L1 0a L2 0a taglen ...
-    tag_len = head[:, 5].astype(np.int64)
-    outer = head[:, 1].astype(np.int64)
-    good &= (size > 0) & (head[:, 0] == 0x2A) & (head[:, 2] == 0x0A) & (head[:, 4] == 0x0A)
-    good &= (outer < 0x80) & (outer == head[:, 3] + 2) & (q + 2 + outer == end)
+    head = u64[q]  # 2a L1 0a L2 0a taglen ...
+    tag_len = ((head >> np.uint64(40)) & np.uint64(0xFF)).astype(np.int64)
+    outer = ((head >> np.uint64(8)) & np.uint64(0xFF)).astype(np.int64)
+    inner = ((head >> np.uint64(24)) & np.uint64(0xFF)).astype(np.int64)
+    good &= (size > 0) & ((head & np.uint64(_HEAD_MASK)) == np.uint64(_HEAD_BYTES))
+    good &= (outer < 0x80) & (outer == inner + 2) & (q + 2 + outer == end)
     tag_end = q + 6 + tag_len
     suffix = end - tag_end
     good &= (tag_len <= MAX_FAST_TAG) & (suffix >= 5)
     if not good.all():
-        rows, end, step, size, tag_end, suffix, tag_len = (
-            a[good] for a in (rows, end, step, size, tag_end, suffix, tag_len)
+        rows, end, step, size, tag_end, suffix, tag_len, step_words = (
+            a[good] for a in (rows, end, step, size, tag_end, suffix, tag_len, step_words)
         )
     lead = u64[tag_end]
     kind = np.full(rows.size, -1, dtype=np.int64)
@@ -101,31 +137,62 @@ def decode_one_value(
     meta_len = suffix - _META_AT[np.maximum(kind, 0)]
     usable = (kind >= 0) & (meta_len <= _MAX_META)
     if not usable.all():
-        rows, end, step, size, tag_end, tag_len, kind, meta_len = (
-            a[usable] for a in (rows, end, step, size, tag_end, tag_len, kind, meta_len)
+        rows, end, step, size, tag_end, tag_len, kind, meta_len, step_words = (
+            a[usable] for a in (rows, end, step, size, tag_end, tag_len, kind, meta_len, step_words)
         )
     if rows.size == 0:
-        return none
+        return None
     tag_ids, names, exact = tag_dictionary(data, tag_end - tag_len, tag_len, tags)
     group = _group_key(tag_ids, size, kind, meta_len)
     template = first_of_key(group)
     exact &= _same_words(data, end - meta_len, meta_len, template)
     exact &= _plugins_allow(data, names, tag_ids, kind, end, meta_len, template, plugins)
     if not exact.all():  # differs from its template somewhere: the general decoder takes it
-        rows, step, size, tag_end, tag_ids, kind, meta_len, group = (
-            a[exact] for a in (rows, step, size, tag_end, tag_ids, kind, meta_len, group)
+        rows, end, step, size, tag_end, tag_ids, kind, meta_len, group, step_words = (
+            a[exact] for a in (rows, end, step, size, tag_end, tag_ids, kind, meta_len, group, step_words)
         )
-        template = first_of_key(group)
     if rows.size == 0:
-        return none
+        return None
+    return Parsed(rows, end, step, size, tag_end, tag_ids, kind, meta_len, group, step_words, names)
+
+
+def value_offsets(parsed: Parsed) -> np.ndarray:
+    """Where each record's 4 value bytes are: the last before its CRC unless metadata follows."""
+    value_at = parsed.end - 4
+    with_meta = np.flatnonzero(parsed.meta_len > 0)
+    if with_meta.size:
+        value_at[with_meta] = parsed.tag_end[with_meta] + _VALUE_AT[parsed.kind[with_meta]]
+    return value_at
+
+
+def verify(
+    data: bytes, buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, parsed: Parsed,
+    template: np.ndarray, value_at: np.ndarray,
+) -> FastRows:
+    """Check every parsed record's CRC against its template's and decode those that match.
+
+    ``template[i]`` is the index (into the parsed records) of a record of the same layout, itself
+    its own template; ``value_at`` the buffer offset of each record's value.
+    """
+    count = starts.size
+    ok = np.zeros(count, dtype=bool)
+    corrupt = np.zeros(count, dtype=bool)
+    u64 = strided_view(data, "<u8")
+    rows, kind, meta_len, tag_ids, step, names = (
+        parsed.rows, parsed.kind, parsed.meta_len, parsed.tag_ids, parsed.step, parsed.names
+    )
     record_starts = starts[rows]
-    value_at = tag_end + _VALUE_AT[kind]
+    # The last 8 bytes of a record are its value (when no metadata follows it) and its CRC.
+    tail = u64[parsed.end - 4]
+    stored = (tail >> np.uint64(32)).astype(np.uint32)
+    value_words = (tail & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    with_meta = np.flatnonzero(meta_len > 0)
+    if with_meta.size:
+        value_words[with_meta] = strided_view(data, "<u4")[value_at[with_meta]]
     wall_words = u64[record_starts + 1]
-    step_words = u64[record_starts + 10]
-    value_words = strided_view(data, "<u4")[value_at]
-    fields = [(wall_words, 1), (step_words, 10), (value_words, value_at - record_starts)]
-    crcs = masked_crc32c_templated(buf, record_starts, lengths[rows], template, fields)
-    good = crcs == strided_view(data, "<u4")[record_starts + lengths[rows]]
+    fields = [(wall_words, 1), (parsed.step_words, 9), (value_words, value_at - record_starts)]
+    crcs = masked_crc32c_templated(buf, record_starts, parsed.end - record_starts, template, fields, (1,))
+    good = crcs == stored
     corrupt[rows[~good]] = True
     ok[rows[good]] = True
     tensor_tags: set[str] = set()
@@ -208,7 +275,7 @@ def _metadata_plugin(field: bytes) -> str | None:
         return None
 
 
-def _varint_words(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def varint_words(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Decode the varint in the low bytes of each word: (values as int64, sizes; 0 = not here).
 
     Byte k contributes only while every earlier byte had its continuation bit set. A varint

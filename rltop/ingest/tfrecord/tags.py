@@ -29,6 +29,9 @@ class TagCache:
     digests: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))  # sorted
     ids: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # per sorted digest
     by_name: dict[str, int] = field(default_factory=dict)
+    # Records per cycle in the file's last window (`rltop.ingest.tfrecord.cycles`): the next window's
+    # sample is made long enough for it at once.
+    cycle: int = 0
 
     def lookup(self, digest: np.ndarray, tag_len: np.ndarray, words: list[np.ndarray],
                last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,98 @@
+"""Runs of records that repeat one cycle of tags are decoded from their fields alone
+(rltop.ingest.tfrecord.cycles): what the general decoder reads, and every flipped bit caught."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import read_file_points
+
+from rltop.ingest.tfrecord import cycles
+from rltop.ingest.tfrecord.wire import decode_event
+from rltop.ingest.tfrecord.writer import encode_event, frame_record, scalar_value
+
+# Tags of one length: the lengths repeat every record, the layouts only every 40 records.
+TAGS = [f"train/metric_{i:02d}" for i in range(40)]
+
+
+def _stream(first_step: int = 100, steps: int = 60) -> list[bytes]:
+    payloads = [encode_event(1.7e9, 0, file_version="brain.Event:2")]
+    for step in range(first_step, first_step + steps):  # crosses 128: the step's varint grows
+        for i, tag in enumerate(TAGS):
+            value = float(np.float32(np.sin(step * 0.1 + i)))
+            payloads.append(encode_event(1.7e9 + step * 1.37 + i * 1e-3, step, scalar_value(tag, value)))
+    return payloads
+
+
+def _general(payloads: list[bytes]) -> dict[str, list[tuple[int, float]]]:
+    plugins: dict[str, str] = {}
+    points: dict[str, list[tuple[int, float]]] = {}
+    for payload in payloads:
+        event = decode_event(payload, plugins)
+        for tag, value, _single in event.scalars:
+            points.setdefault(tag, []).append((event.step, value))
+    return points
+
+
+@pytest.fixture
+def cycled(monkeypatch):
+    """Counts the records decoded as part of a cycle."""
+    seen = [0]
+    original = cycles._decode_run
+
+    def counting(data, buf, starts, lengths, begin, end, *rest):
+        seen[0] += end - begin
+        return original(data, buf, starts, lengths, begin, end, *rest)
+
+    monkeypatch.setattr(cycles, "_decode_run", counting)
+    return seen
+
+
+def _read(tmp_path: Path, payloads: list[bytes]):
+    path = tmp_path / "events.out.tfevents.1.h.1.0"
+    path.write_bytes(b"".join(frame_record(p) for p in payloads))
+    return read_file_points(path)
+
+
+def test_a_cycle_of_equal_length_tags_reads_what_the_general_decoder_reads(tmp_path, cycled):
+    payloads = _stream()
+    points, problems = _read(tmp_path, payloads)
+    assert problems == []
+    assert points == _general(payloads)
+    assert cycled[0] >= 0.9 * (len(payloads) - 1)  # the cycle path took nearly every record
+
+
+def test_a_record_unlike_its_phase_is_decoded_by_the_general_parse(tmp_path, cycled):
+    payloads = _stream()
+    # Another tag of the same length where train/metric_07 belongs; and a record whose shorter
+    # step varint is made up for by a longer tag (same length, other bytes after the varint).
+    at = 1 + 30 * len(TAGS) + 7
+    payloads[at] = encode_event(1.7e9 + 99.0, 130, scalar_value("other/metric_07", 0.25))
+    payloads[at + 1] = encode_event(1.7e9 + 99.5, 5, scalar_value("train/metric_08x", 0.5))
+    assert len(payloads[at + 1]) == len(payloads[at + 2])
+    points, problems = _read(tmp_path, payloads)
+    assert problems == []
+    assert points == _general(payloads)
+    assert cycled[0] > 0
+
+
+@pytest.mark.parametrize("phase", [0, 17, 39])
+def test_a_flipped_bit_anywhere_in_a_cycled_record_is_caught(tmp_path, phase, cycled):
+    payloads = _stream(first_step=200, steps=20)
+    clean = _general(payloads)
+    records = [frame_record(p) for p in payloads]
+    which = 1 + 10 * len(TAGS) + phase
+    before = sum(len(r) for r in records[:which])
+    path = tmp_path / "events.out.tfevents.1.h.1.0"
+    for offset in range(len(payloads[which])):
+        data = bytearray(b"".join(records))
+        data[before + 12 + offset] ^= 1 << (offset % 8)
+        path.write_bytes(bytes(data))
+        points, problems = read_file_points(path)
+        assert len(problems) == 1 and "corrupt data at byte" in problems[0], (offset, problems)
+        for tag, values in points.items():  # nothing invented, nothing else lost
+            assert set(values) <= set(clean.get(tag, [])), (offset, tag)
+        assert sum(map(len, clean.values())) - sum(map(len, points.values())) == 1, offset
+    assert cycled[0] >= len(payloads[which]) * 0.9 * (len(payloads) - 1)  # damage or not
