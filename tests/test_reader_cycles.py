@@ -96,3 +96,36 @@ def test_a_flipped_bit_anywhere_in_a_cycled_record_is_caught(tmp_path, phase, cy
             assert set(values) <= set(clean.get(tag, [])), (offset, tag)
         assert sum(map(len, clean.values())) - sum(map(len, points.values())) == 1, offset
     assert cycled[0] >= len(payloads[which]) * 0.9 * (len(payloads) - 1)  # damage or not
+
+
+def test_later_windows_take_their_templates_crc_from_the_previous_window(tmp_path, monkeypatch):
+    # Windows of 64 KB: each begins at another phase of the cycle, and its templates' CRC registers
+    # come from the previous window's (turned to the same first tag) by the fields' differences.
+    # Every flipped bit in the records around the second window's start is still caught.
+    derived = [0]
+    original = cycles.register_changes
+
+    def counting(*args):
+        derived[0] += 1
+        return original(*args)
+
+    monkeypatch.setattr(cycles, "register_changes", counting)
+    payloads = _stream(first_step=200, steps=200)
+    clean = _general(payloads)
+    path = tmp_path / "events.out.tfevents.1.h.1.0"
+    records = [frame_record(p) for p in payloads]
+    path.write_bytes(b"".join(records))
+    points, problems = read_file_points(path, window=1 << 16)
+    assert problems == [] and points == clean and derived[0] >= 3
+    starts = np.cumsum([0] + [len(r) for r in records])
+    second = int(np.searchsorted(starts, 1 << 16)) - 2  # records where the second window begins
+    for which in range(second - 1, second + 2):
+        for offset in range(len(payloads[which])):
+            data = bytearray(b"".join(records))
+            data[int(starts[which]) + 12 + offset] ^= 1 << (offset % 8)
+            path.write_bytes(bytes(data))
+            points, problems = read_file_points(path, window=1 << 16)
+            assert len(problems) == 1 and "corrupt data at byte" in problems[0], (which, offset, problems)
+            assert sum(map(len, clean.values())) - sum(map(len, points.values())) == 1, (which, offset)
+            for tag, values in points.items():
+                assert set(values) <= set(clean.get(tag, [])), (which, offset, tag)

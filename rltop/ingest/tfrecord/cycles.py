@@ -17,9 +17,11 @@ holds the bytes after the varint; those are compared with the template's, since 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
+from rltop.ingest.tfrecord.crc import register_changes, registers
 from rltop.ingest.tfrecord.frames import HEADER, OVERHEAD, strided_view
 from rltop.ingest.tfrecord.onevalue import (
     FastRows,
@@ -132,13 +134,15 @@ def _decode_run(data, buf, starts, lengths, begin, end, sample_start, parsed: Pa
     t_size = parsed.size[templates]
     template_starts = starts[sample_start + parsed.rows[templates]]
     t_value = value_offsets(parsed)[templates] - template_starts
-    like = (size == t_size[phase]) & ~_unlike(buf, run_starts, run_lengths, t_size, t_value)
+    layout = _layout(run_lengths[:period], t_size, t_value)
+    like = (size == t_size[phase]) & ~_unlike(buf, run_starts, layout)
     run = Parsed(
         np.arange(count, dtype=np.int64), run_starts + run_lengths, step, size, np.empty(0, np.int64),
         parsed.tag_ids[templates][phase], parsed.kind[templates][phase], parsed.meta_len[templates][phase],
         phase, step_words, parsed.names,
     )
-    rows = verify(data, buf, run_starts, run_lengths, run, phase, run_starts + t_value[phase])
+    known = _template_registers(buf, run_starts, layout, parsed.tag_ids[templates], tags)
+    rows = verify(data, buf, run_starts, run_lengths, run, phase, run_starts + t_value[phase], known)
     if not like.all():
         rows = _without(rows, ~like)
     failed = np.flatnonzero(~rows.ok)
@@ -149,26 +153,42 @@ def _decode_run(data, buf, starts, lengths, begin, end, sample_start, parsed: Pa
     return _with(rows, failed, again)
 
 
-def _unlike(buf: np.ndarray, run_starts: np.ndarray, run_lengths: np.ndarray, t_size: np.ndarray,
-            t_value: np.ndarray) -> np.ndarray:
+@dataclass
+class _Layout:
+    """Where the fields of each phase's record are within one cycle of a run."""
+
+    lengths: np.ndarray  # payload length per phase
+    sizes: np.ndarray  # step varint bytes per phase
+    values: np.ndarray  # value offset in the payload per phase
+    at: np.ndarray  # where each phase's record starts within a cycle
+    cycle: int  # bytes of one cycle
+    mask: np.ndarray  # per byte of a cycle: 0xFF outside the fields (those must repeat), else 0
+
+
+def _layout(lengths: np.ndarray, sizes: np.ndarray, values: np.ndarray) -> _Layout:
+    """The fields of one cycle: wall time, step varint, value and payload CRC of every record."""
+    frames = lengths + OVERHEAD
+    cycle = int(frames.sum())
+    at = np.concatenate([[0], np.cumsum(frames)[:-1]])
+    payload = at + HEADER
+    mask = np.full(cycle, 0xFF, dtype=np.uint8)
+    mask[(payload[:, None] + 1 + np.arange(8)).ravel()] = 0  # wall time
+    varint = payload[:, None] + 10 + np.arange(7)
+    mask[varint[np.arange(7) < sizes[:, None]]] = 0  # the step's varint
+    mask[(payload[:, None] + values[:, None] + np.arange(4)).ravel()] = 0  # value
+    mask[(payload[:, None] + lengths[:, None] + np.arange(4)).ravel()] = 0  # payload CRC
+    return _Layout(lengths, sizes, values, at, cycle, mask)
+
+
+def _unlike(buf: np.ndarray, run_starts: np.ndarray, layout: _Layout) -> np.ndarray:
     """Per record of a run: whether any byte of it other than its wall time, step varint, value and
     payload CRC differs from the same byte of its phase's template (in the run's first cycle).
 
     The records follow one another, so the run is whole cycles of one byte length (and a part of
     one): each cycle is compared with the first as a row of bytes, the fields masked off.
     """
-    period = t_size.size
-    count = run_starts.size
-    frames = run_lengths[:period] + OVERHEAD
-    cycle = int(frames.sum())
-    at = np.concatenate([[0], np.cumsum(frames)[:-1]])  # each phase's record within a cycle
-    payload = at + HEADER
-    mask = np.full(cycle, 0xFF, dtype=np.uint8)
-    mask[(payload[:, None] + 1 + np.arange(8)).ravel()] = 0  # wall time
-    varint = payload[:, None] + 10 + np.arange(7)
-    mask[varint[np.arange(7) < t_size[:, None]]] = 0  # the step's varint
-    mask[(payload[:, None] + t_value[:, None] + np.arange(4)).ravel()] = 0  # value
-    mask[(payload[:, None] + run_lengths[:period, None] + np.arange(4)).ravel()] = 0  # payload CRC
+    period, count, cycle = layout.lengths.size, run_starts.size, layout.cycle
+    mask, at = layout.mask, layout.at
     first = int(run_starts[0]) - HEADER
     whole = count // period
     rows = buf[first : first + whole * cycle].reshape(whole, cycle)
@@ -181,10 +201,61 @@ def _unlike(buf: np.ndarray, run_starts: np.ndarray, run_lengths: np.ndarray, t_
     rest = count - whole * period
     if rest:
         begin = first + whole * cycle
-        part = int(at[rest - 1] + frames[rest - 1])
+        part = int(at[rest - 1] + layout.lengths[rest - 1] + OVERHEAD)
         tail = (buf[begin : begin + part] ^ rows[0, :part]) & mask[:part]
         unlike = np.concatenate([unlike, np.bitwise_or.reduceat(tail, at[:rest]) != 0])
     return unlike
+
+
+def _template_registers(
+    buf: np.ndarray, run_starts: np.ndarray, layout: _Layout, tag_ids: np.ndarray, tags: TagCache
+) -> np.ndarray:
+    """The CRC registers of the run's first cycle (its templates; ``tag_ids`` per phase).
+
+    A file's windows repeat the same cycle, each starting at some phase of it: when this one equals
+    the previous window's first cycle (turned to start at the same tag) outside the fields, its
+    registers follow from that cycle's by the fields' differences, a few lookups per record,
+    instead of feeding every byte (thousands of templates per window with thousands of tags). The
+    cycle kept for the next window is this one.
+    """
+    first = int(run_starts[0]) - HEADER
+    row = buf[first : first + layout.cycle]
+    known = _derived_registers(row, layout, tag_ids, tags.last_cycle)
+    if known is None:
+        known = registers(buf, run_starts[: layout.lengths.size], layout.lengths)
+    tags.last_cycle = (row.copy(), known, layout, tag_ids.copy())
+    return known
+
+
+def _derived_registers(row, layout: _Layout, tag_ids, previous) -> np.ndarray | None:
+    """The registers of the cycle ``row`` from the previous window's cycle, or None when it differs."""
+    if not isinstance(previous, tuple) or previous[0].size != row.size:
+        return None
+    old_row, old_registers, old_layout, old_tags = previous
+    turns = np.flatnonzero(old_tags == tag_ids[0])
+    for turn in turns[:4].tolist():
+        if not np.array_equal(np.roll(old_tags, -turn), tag_ids):
+            continue
+        turned = _Layout(np.roll(old_layout.lengths, -turn), np.roll(old_layout.sizes, -turn),
+                         np.roll(old_layout.values, -turn), layout.at, layout.cycle, layout.mask)
+        if not _same_layout(turned, layout):
+            continue
+        cut = int(old_layout.at[turn])
+        old = np.concatenate([old_row[cut:], old_row[:cut]])
+        if ((old ^ row) & layout.mask).any():
+            return None
+        payload = layout.at + HEADER
+        fields = []
+        for offset, dtype in ((1, "<u8"), (9, "<u8"), (layout.values, "<u4")):
+            at = payload + offset
+            fields.append((strided_view(row, dtype)[at] ^ strided_view(old, dtype)[at], offset))
+        return np.roll(old_registers, -turn) ^ register_changes(layout.lengths, fields)
+    return None
+
+
+def _same_layout(one: _Layout, other: _Layout) -> bool:
+    return all(np.array_equal(a, b) for a, b in (
+        (one.lengths, other.lengths), (one.sizes, other.sizes), (one.values, other.values)))
 
 
 def _all_alike(buf: np.ndarray, first: int, whole: int, cycle: int, mask: np.ndarray) -> bool:

@@ -32,6 +32,8 @@ class TagCache:
     # Records per cycle in the file's last window (`rltop.ingest.tfrecord.cycles`): the next window's
     # sample is made long enough for it at once.
     cycle: int = 0
+    # The first cycle of the file's last run: its bytes, CRC registers and layout (`cycles.py`).
+    last_cycle: object = None
 
     def lookup(self, digest: np.ndarray, tag_len: np.ndarray, words: list[np.ndarray],
                last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
