@@ -18,7 +18,7 @@ from rltop.ingest.reading import Decoded
 from rltop.ingest.tfrecord.crc import masked_crc32c_rows
 from rltop.ingest.tfrecord.cycles import decode_cycles
 from rltop.ingest.tfrecord.frames import strided_view
-from rltop.ingest.tfrecord.onevalue import FastRows
+from rltop.ingest.tfrecord.onevalue import FastRows, no_rows
 from rltop.ingest.tfrecord.tags import TagCache
 from rltop.ingest.tfrecord.wire import WireError, decode_event
 from rltop.model.series import Points
@@ -102,9 +102,7 @@ def _decode(data, starts, lengths, plugins: dict[str, str], tensors: bool,
     else:
         # A live-tail read of a few records: the per-record path costs less than the fixed
         # overhead of some fifty numpy calls.
-        no_rows = np.zeros(starts.size, dtype=bool)
-        empty = np.empty(0, np.int64)
-        fast = FastRows(no_rows, no_rows.copy(), empty, [], empty, np.empty(0), np.empty(0), set(), set())
+        fast = no_rows(starts.size)
     corrupt = fast.corrupt
     slow = np.flatnonzero(~fast.ok & ~corrupt)
     # Every payload's CRC is checked: a flipped bit must never become a wrong point (or, through

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -192,7 +193,7 @@ def _unlike(buf: np.ndarray, run_starts: np.ndarray, layout: _Layout) -> np.ndar
     first = int(run_starts[0]) - HEADER
     whole = count // period
     rows = buf[first : first + whole * cycle].reshape(whole, cycle)
-    if _all_alike(buf, first, whole, cycle, mask):
+    if _all_alike(buf, rows, first, cycle, mask):
         unlike = np.zeros(whole * period, dtype=bool)
     else:  # which records differ, byte by byte
         diff = rows ^ rows[0]
@@ -205,6 +206,15 @@ def _unlike(buf: np.ndarray, run_starts: np.ndarray, layout: _Layout) -> np.ndar
         tail = (buf[begin : begin + part] ^ rows[0, :part]) & mask[:part]
         unlike = np.concatenate([unlike, np.bitwise_or.reduceat(tail, at[:rest]) != 0])
     return unlike
+
+
+class _KeptCycle(NamedTuple):
+    """A run's first cycle, kept for the file's next window."""
+
+    row: np.ndarray  # its bytes
+    registers: np.ndarray  # the CRC register of each phase's record
+    layout: _Layout
+    tag_ids: np.ndarray  # the tag of each phase
 
 
 def _template_registers(
@@ -223,13 +233,13 @@ def _template_registers(
     known = _derived_registers(row, layout, tag_ids, tags.last_cycle)
     if known is None:
         known = registers(buf, run_starts[: layout.lengths.size], layout.lengths)
-    tags.last_cycle = (row.copy(), known, layout, tag_ids.copy())
+    tags.last_cycle = _KeptCycle(row.copy(), known, layout, tag_ids.copy())
     return known
 
 
 def _derived_registers(row, layout: _Layout, tag_ids, previous) -> np.ndarray | None:
     """The registers of the cycle ``row`` from the previous window's cycle, or None when it differs."""
-    if not isinstance(previous, tuple) or previous[0].size != row.size:
+    if not isinstance(previous, _KeptCycle) or previous.row.size != row.size:
         return None
     old_row, old_registers, old_layout, old_tags = previous
     turns = np.flatnonzero(old_tags == tag_ids[0])
@@ -258,17 +268,17 @@ def _same_layout(one: _Layout, other: _Layout) -> bool:
         (one.lengths, other.lengths), (one.sizes, other.sizes), (one.values, other.values)))
 
 
-def _all_alike(buf: np.ndarray, first: int, whole: int, cycle: int, mask: np.ndarray) -> bool:
+def _all_alike(buf: np.ndarray, rows: np.ndarray, first: int, cycle: int, mask: np.ndarray) -> bool:
     """Whether every cycle equals the first outside the masked bytes, compared 8 bytes at a time.
 
     Groups of ``group`` cycles span a multiple of 8 bytes, so the run reads as rows of aligned
     words (numpy's unaligned or oddly strided paths are several times slower): the first group's
     cycles are compared with the first byte by byte, every later group with the first group.
     """
+    whole = rows.shape[0]  # (``rows``: the run's whole cycles, from buffer offset ``first``)
     group = 8 // math.gcd(cycle, 8)
     span = group * cycle
     groups = whole // group
-    rows = buf[first : first + whole * cycle].reshape(whole, cycle)
     head = rows[: min(group, whole)]
     if ((head ^ rows[0]) & mask).any():
         return False

@@ -32,7 +32,8 @@ class TagCache:
     # Records per cycle in the file's last window (`rltop.ingest.tfrecord.cycles`): the next window's
     # sample is made long enough for it at once.
     cycle: int = 0
-    # The first cycle of the file's last run: its bytes, CRC registers and layout (`cycles.py`).
+    # The first cycle of the file's last run, kept by `rltop.ingest.tfrecord.cycles` (its
+    # `_KeptCycle`: bytes, CRC registers, layout); typed loosely so that tags.py needs no import.
     last_cycle: object = None
 
     def lookup(self, digest: np.ndarray, tag_len: np.ndarray, words: list[np.ndarray],
