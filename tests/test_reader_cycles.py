@@ -7,10 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import read_file_points
+from conftest import assert_every_flip_caught, general_points, read_file_points
 
 from rltop.ingest.tfrecord import cycles
-from rltop.ingest.tfrecord.wire import decode_event
 from rltop.ingest.tfrecord.writer import encode_event, frame_record, scalar_value
 
 # Tags of one length: the lengths repeat every record, the layouts only every 40 records.
@@ -24,16 +23,6 @@ def _stream(first_step: int = 100, steps: int = 60) -> list[bytes]:
             value = float(np.float32(np.sin(step * 0.1 + i)))
             payloads.append(encode_event(1.7e9 + step * 1.37 + i * 1e-3, step, scalar_value(tag, value)))
     return payloads
-
-
-def _general(payloads: list[bytes]) -> dict[str, list[tuple[int, float]]]:
-    plugins: dict[str, str] = {}
-    points: dict[str, list[tuple[int, float]]] = {}
-    for payload in payloads:
-        event = decode_event(payload, plugins)
-        for tag, value, _single in event.scalars:
-            points.setdefault(tag, []).append((event.step, value))
-    return points
 
 
 @pytest.fixture
@@ -60,7 +49,7 @@ def test_a_cycle_of_equal_length_tags_reads_what_the_general_decoder_reads(tmp_p
     payloads = _stream()
     points, problems = _read(tmp_path, payloads)
     assert problems == []
-    assert points == _general(payloads)
+    assert points == general_points(payloads)
     assert cycled[0] >= 0.9 * (len(payloads) - 1)  # the cycle path took nearly every record
 
 
@@ -74,27 +63,17 @@ def test_a_record_unlike_its_phase_is_decoded_by_the_general_parse(tmp_path, cyc
     assert len(payloads[at + 1]) == len(payloads[at + 2])
     points, problems = _read(tmp_path, payloads)
     assert problems == []
-    assert points == _general(payloads)
+    assert points == general_points(payloads)
     assert cycled[0] > 0
 
 
 @pytest.mark.parametrize("phase", [0, 17, 39])
 def test_a_flipped_bit_anywhere_in_a_cycled_record_is_caught(tmp_path, phase, cycled):
     payloads = _stream(first_step=200, steps=20)
-    clean = _general(payloads)
     records = [frame_record(p) for p in payloads]
     which = 1 + 10 * len(TAGS) + phase
-    before = sum(len(r) for r in records[:which])
     path = tmp_path / "events.out.tfevents.1.h.1.0"
-    for offset in range(len(payloads[which])):
-        data = bytearray(b"".join(records))
-        data[before + 12 + offset] ^= 1 << (offset % 8)
-        path.write_bytes(bytes(data))
-        points, problems = read_file_points(path)
-        assert len(problems) == 1 and "corrupt data at byte" in problems[0], (offset, problems)
-        for tag, values in points.items():  # nothing invented, nothing else lost
-            assert set(values) <= set(clean.get(tag, [])), (offset, tag)
-        assert sum(map(len, clean.values())) - sum(map(len, points.values())) == 1, offset
+    assert_every_flip_caught(path, records, which, general_points(payloads))
     assert cycled[0] >= len(payloads[which]) * 0.9 * (len(payloads) - 1)  # damage or not
 
 
@@ -111,7 +90,7 @@ def test_later_windows_take_their_templates_crc_from_the_previous_window(tmp_pat
 
     monkeypatch.setattr(cycles, "register_changes", counting)
     payloads = _stream(first_step=200, steps=200)
-    clean = _general(payloads)
+    clean = general_points(payloads)
     path = tmp_path / "events.out.tfevents.1.h.1.0"
     records = [frame_record(p) for p in payloads]
     path.write_bytes(b"".join(records))
@@ -120,12 +99,4 @@ def test_later_windows_take_their_templates_crc_from_the_previous_window(tmp_pat
     starts = np.cumsum([0] + [len(r) for r in records])
     second = int(np.searchsorted(starts, 1 << 16)) - 2  # records where the second window begins
     for which in range(second - 1, second + 2):
-        for offset in range(len(payloads[which])):
-            data = bytearray(b"".join(records))
-            data[int(starts[which]) + 12 + offset] ^= 1 << (offset % 8)
-            path.write_bytes(bytes(data))
-            points, problems = read_file_points(path, window=1 << 16)
-            assert len(problems) == 1 and "corrupt data at byte" in problems[0], (which, offset, problems)
-            assert sum(map(len, clean.values())) - sum(map(len, points.values())) == 1, (which, offset)
-            for tag, values in points.items():
-                assert set(values) <= set(clean.get(tag, [])), (which, offset, tag)
+        assert_every_flip_caught(path, records, which, clean, window=1 << 16)

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import read_file_points
+from conftest import assert_every_flip_caught, general_points, read_file_points
 
 from rltop.ingest.tfrecord.frames import scan_frames
 from rltop.ingest.tfrecord.onevalue import decode_one_value
-from rltop.ingest.tfrecord.wire import decode_event
 from rltop.ingest.tfrecord.writer import _field_bytes, encode_event, frame_record, scalar_value
 
 _SCALARS_METADATA = _field_bytes(9, _field_bytes(1, _field_bytes(1, b"scalars")))
@@ -41,16 +40,6 @@ def _payloads() -> list[bytes]:
     return payloads
 
 
-def _general(payloads: list[bytes]) -> dict[str, list[tuple[int, float]]]:
-    plugins: dict[str, str] = {}
-    points: dict[str, list[tuple[int, float]]] = {}
-    for payload in payloads:
-        event = decode_event(payload, plugins)
-        for tag, value, _single in event.scalars:
-            points.setdefault(tag, []).append((event.step, value))
-    return points
-
-
 def test_bulk_layouts_read_what_the_general_decoder_reads(tmp_path: Path) -> None:
     payloads = _payloads()
     path = tmp_path / "events.out.tfevents.1.h.1.0"
@@ -62,7 +51,7 @@ def test_bulk_layouts_read_what_the_general_decoder_reads(tmp_path: Path) -> Non
     assert int(fast.ok.sum()) == 360  # every scalar record took the bulk path, tensors included
     points, problems = read_file_points(path)
     assert problems == []
-    assert points == _general(payloads)
+    assert points == general_points(payloads)
     counts = {tag: len(v) for tag, v in points.items()}
     assert counts == {"simple/loss": 120, "torch/kl": 120, "tf2/reward": 120}
 
@@ -71,16 +60,6 @@ def test_bulk_layouts_read_what_the_general_decoder_reads(tmp_path: Path) -> Non
 @pytest.mark.parametrize("which", [1 + 3 * 50, 2 + 3 * 50, 3 + 3 * 50, 3])
 def test_a_flipped_bit_anywhere_in_a_payload_is_caught(tmp_path: Path, which: int) -> None:
     payloads = _payloads()
-    clean = _general(payloads)
     records = [frame_record(p) for p in payloads]
-    before = sum(len(r) for r in records[:which])
     path = tmp_path / "events.out.tfevents.1.h.1.0"
-    for offset in range(len(payloads[which])):
-        data = bytearray(b"".join(records))
-        data[before + 12 + offset] ^= 1 << (offset % 8)
-        path.write_bytes(bytes(data))
-        points, problems = read_file_points(path)
-        assert len(problems) == 1 and "corrupt data at byte" in problems[0], (offset, problems)
-        for tag, values in points.items():  # nothing invented, nothing else lost
-            assert set(values) <= set(clean.get(tag, [])), (offset, tag)
-        assert sum(map(len, clean.values())) - sum(map(len, points.values())) == 1, offset
+    assert_every_flip_caught(path, records, which, general_points(payloads))
