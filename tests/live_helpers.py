@@ -4,6 +4,8 @@ pipe, write a hook script."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -74,3 +76,15 @@ class Lines:
     def join(self, timeout: float = 10.0) -> None:
         """Wait for the end of the stream."""
         self._thread.join(timeout)
+
+
+def start_tail(*args: str) -> tuple[subprocess.Popen, Lines, Lines]:
+    """``rltop tail ARGS`` from the checkout, with its stdout and stderr collected line by line."""
+    tail = subprocess.Popen(
+        [sys.executable, "-m", "rltop", "tail", *args],
+        cwd=Path(__file__).resolve().parent.parent,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    return tail, Lines(tail.stdout), Lines(tail.stderr)

@@ -8,11 +8,9 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
-from live_helpers import Lines, end_all
+from live_helpers import end_all, start_tail
 
-ROOT = Path(__file__).resolve().parent.parent
 STEPS = 3
 
 WRITER = r"""
@@ -62,14 +60,7 @@ def test_tail_shows_each_trackio_step_once_while_it_trains(tmp_path) -> None:
         )
         said(writer, "ready")
         trackio_dir.mkdir(exist_ok=True)
-        tail = subprocess.Popen(
-            [sys.executable, "-m", "rltop", "tail", str(trackio_dir)],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        out, err = Lines(tail.stdout), Lines(tail.stderr)
+        tail, out, err = start_tail(str(trackio_dir))
         for step in range(1, STEPS + 1):
             writer.stdin.write("go\n")
             writer.stdin.flush()

@@ -14,10 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from live_helpers import Lines, end_all
+from live_helpers import end_all, start_tail
 from test_snapshot_helpers import isolate_user_rules, run_cli
 
-ROOT = Path(__file__).resolve().parent.parent
 KEYS = [f"train/metric_{index:02d}" for index in range(24)]
 
 WRITER = r"""
@@ -86,14 +85,7 @@ def test_tail_prints_each_step_of_a_live_wandb_run_once(tmp_path) -> None:
         )
         paused = writer.stdout.readline().split()
         assert paused and paused[0] == "paused", paused
-        tail = subprocess.Popen(
-            [sys.executable, "-m", "rltop", "tail", str(root)],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        out, err = Lines(tail.stdout), Lines(tail.stderr)
+        tail, out, err = start_tail(str(root))
         # Points of the blocks on disk arrive while the writer still runs.
         out.wait(lambda lines: len(lines) >= len(KEYS), "the points of the first blocks", timeout=120)
         writer.stdin.write("go\n")
