@@ -100,7 +100,9 @@ SPLIT_POINTS = 1 << 20
 class _PendingColumns:
     parts: list[TagColumns]
     tag_filter: re.Pattern[str] | None
-    count: int = 0
+
+    def __len__(self) -> int:
+        return sum(len(part) for part in self.parts)
 
 
 @dataclass
@@ -146,7 +148,7 @@ class ChangeBatch:
 
     def point_count(self) -> int:
         """Number of scalar points in the batch."""
-        return sum(len(p) for p in self.points) + sum(held.count for held in self._pending.values())
+        return sum(len(p) for p in self.points) + sum(len(held) for held in self._pending.values())
 
     def is_empty(self) -> bool:
         """True when the batch carries nothing at all (no points, texts, events or changes)."""
@@ -200,10 +202,10 @@ class ChangeBatch:
 
     def _add_points(
         self, run: str, session: str, tag: str, points: Points, tag_filter: re.Pattern[str] | None
-    ) -> bool:
-        """Add one tag's points after those this batch holds of it (False: filtered out)."""
+    ) -> None:
+        """Add one tag's points after those this batch holds of it (unless filtered out)."""
         if tag_filter is not None and not tag_filter.search(tag):
-            return False
+            return
         key = (run, tag, session)
         held = self._open.get(key)
         if held is None:
@@ -211,7 +213,6 @@ class ChangeBatch:
             self.points.append(held)
         else:
             held.extend(points)
-        return True
 
     def _hold(self, run: str, session: str, columns: TagColumns, tag_filter: re.Pattern[str] | None) -> None:
         """Keep one read's columns with those of the reads before it, to be split once."""
@@ -224,8 +225,7 @@ class ChangeBatch:
         if held is None:
             held = self._pending[key] = _PendingColumns([], tag_filter)
         held.parts.append(columns)
-        held.count += len(columns)
-        if held.count >= SPLIT_POINTS:
+        if len(held) >= SPLIT_POINTS:
             self._settle(key)
 
     def _settle(self, key: tuple[str, str]) -> None:
