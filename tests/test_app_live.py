@@ -97,3 +97,24 @@ async def test_escape_sequences_and_markup_in_names_and_config_are_shown_literal
         detail = screen_text(app)
         assert "\x1b" not in detail
         assert "learning_rate [reverse]\\x1b]0;title\\x07" in detail
+
+
+async def test_the_first_read_shows_the_progress_the_watcher_tells(tmp_path, monkeypatch):
+    """The watcher holds a first read's points for one delivery and tells how far it got: the
+    dashboard shows that count while it waits for the points."""
+    import threading
+
+    from rltop.ingest import watcher as watcher_module
+
+    started: list = []
+    monkeypatch.setattr(watcher_module.Watcher, "start", lambda self: started.append(self))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    app = RltopApp([str(logs)], theme="rltop-dark")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: started)
+        teller = threading.Thread(target=started[0].on_progress, args=(1_234_567, 4))  # as the watcher does
+        teller.start()
+        teller.join()
+        await wait_until(pilot, lambda: "1,234,567 points in 4 run(s) so far" in screen_text(app))
+        assert not app.session.caught_up and not app.store.runs

@@ -173,6 +173,49 @@ def test_new_points_files_and_runs_arrive_exactly_once_in_order(tmp_path, mode, 
     assert not consumer.events("file_error")
 
 
+def _point_batches(consumer: Consumer) -> list[ChangeBatch]:
+    return [b for b in consumer.snapshot() if b.points]
+
+
+def test_a_consumer_that_follows_progress_gets_the_first_read_in_one_batch(tmp_path, monkeypatch, stop_all):
+    """The dashboard's case: one delivery of the whole first read (each delivery is appended to
+    every series), progress told in between; live points afterwards arrive as before."""
+    monkeypatch.setattr(watcher_module, "FLUSH_POINTS", 100)
+    logs = {name: EventLog(tmp_path / name) for name in ("a", "b", "c")}
+    expected = {name: log.add("loss", range(1, 301)) for name, log in logs.items()}
+    progress: list[tuple[int, int]] = []
+    watcher, consumer = start_watcher([tmp_path], "polling", on_progress=lambda *told: progress.append(told))
+    stop_all(watcher)
+    first = _point_batches(consumer)
+    assert len(first) == 1 and first[0].initial
+    delivered = {p.run: list(zip(p.points.steps.tolist(), p.points.values.tolist())) for p in first[0].points}
+    assert delivered == expected
+    assert progress[-1] == (0, 0)  # told once the points were delivered: nothing is held any more
+    held = [points for points, _ in progress[:-1]]
+    assert held and held == sorted(held) and held[-1] <= 900 and progress[-2][1] >= 2
+    expected["a"] += logs["a"].add("loss", range(301, 304))
+    wait_for(lambda: consumer.points("a", "loss") == expected["a"], "live points")
+
+
+@pytest.mark.parametrize("hold", [None, 0.0])
+def test_without_progress_or_past_the_hold_the_first_read_goes_out_in_parts(
+    tmp_path, monkeypatch, stop_all, hold
+):
+    """``rltop tail`` (no progress to follow), and a first read that outlasts the hold: batches
+    go out every FLUSH_POINTS points, in order, with nothing lost."""
+    monkeypatch.setattr(watcher_module, "FLUSH_POINTS", 100)
+    options = {}
+    if hold is not None:
+        monkeypatch.setattr(watcher_module, "FIRST_READ_DELIVER_EVERY", hold)
+        options["on_progress"] = lambda *told: None
+    logs = {name: EventLog(tmp_path / name) for name in ("a", "b", "c")}
+    expected = {name: log.add("loss", range(1, 301)) for name, log in logs.items()}
+    watcher, consumer = start_watcher([tmp_path], "polling", **options)
+    stop_all(watcher)
+    assert len(_point_batches(consumer)) >= 3
+    assert {name: consumer.points(name, "loss") for name in logs} == expected
+
+
 def test_waits_for_event_files_then_follows_them(tmp_path, stop_all):
     watcher, consumer = start_watcher([tmp_path], "native")
     stop_all(watcher)

@@ -23,6 +23,13 @@ Consumers get `ChangeBatch` values through ``on_batch``, called on a watcher thr
 their own `Store` and apply batches with `apply_batch` in their own thread (the dashboard posts
 the batch as a message, ``rltop tail`` hands it over through a queue). The watcher never shares a
 mutable store and never waits for the consumer.
+
+A consumer that passes ``on_progress`` (the dashboard) gets the first read in as few batches as
+possible: the points are held and delivered once the first read is over, or every
+`FIRST_READ_DELIVER_EVERY` seconds for a log that takes longer, and ``on_progress`` says how far
+the read got in between. Each delivery is appended to every series, so one delivery instead of one
+per 200k points saves the growing and copying of each series (0.2 CPU-s of a 6M-point log).
+Without it (``rltop tail``, ``rltop watch``) batches go out every `FLUSH_POINTS` points.
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ COALESCE = 0.02  # seconds to let a burst of file events finish before reading
 MIN_RESCAN = 0.25  # polling lists the runs at most this often (directory walks cost more)
 REMOTE_RELIST_POLLS = 3  # a remote prefix is listed again every this many polls (LIST requests cost)
 FLUSH_POINTS = 200_000  # a batch this big goes out at once (progressive first load)
+FIRST_READ_DELIVER_EVERY = 4.0  # seconds a first read may hold its points (with ``on_progress``)
 NATIVE, POLLING = "native", "polling"
 
 
@@ -65,11 +73,13 @@ class Watcher:
         tags: str | None = None,
         runs: str | None = None,
         stall_after: float = STALL_AFTER,
+        on_progress: Callable[[int, int], None] | None = None,
     ) -> None:
         if poll is not None and not poll > 0:
             raise ValueError(f"poll interval must be positive, got {poll}")
         self.paths = list(paths)
         self.on_batch = on_batch
+        self.on_progress = on_progress  # (points read and held, runs found) during a first read
         tag_filter, run_filter = compile_filter(tags, "--tags"), compile_filter(runs, "--runs")
         labels = dict(zip(self.paths, root_labels(self.paths)))
         local = [path for path in self.paths if not storage.is_url(path)]
@@ -83,6 +93,7 @@ class Watcher:
         self.caught_up = threading.Event()  # set once everything already on disk was delivered
         self._lock = threading.Lock()
         self._first_reads = len(self._followers)  # followers still doing their first read
+        self._held = [(0, 0)] * len(self._followers)  # each follower's (points, runs) not yet delivered
         self._started = False
 
     # -- life cycle -----------------------------------------------------------------------------
@@ -120,7 +131,7 @@ class Watcher:
         """Seconds between polls of the first group of paths (the local ones, if any)."""
         return self._followers[0].poll_interval if self._followers else DEFAULT_POLL
 
-    def deliver(self, batch: ChangeBatch, first_read_done: bool) -> None:
+    def deliver(self, batch: ChangeBatch, first_read_done: bool, follower: _Follower) -> None:
         """Hand one follower's batch to the consumer; the last first read to finish says "caught up"."""
         with self._lock:
             if first_read_done:
@@ -129,8 +140,22 @@ class Watcher:
             batch.settle()  # consumers read ``points``
             if not batch.is_empty():
                 self.on_batch(batch)
+            index = self._followers.index(follower)
+            if self._held[index] != (0, 0):
+                self._held[index] = (0, 0)
+                self._tell_progress()  # after the batch: the consumer now holds those points
             if batch.caught_up:
                 self.caught_up.set()
+
+    def progress(self, follower: _Follower, points: int, runs: int) -> None:
+        """A follower's first read holds ``points`` points of ``runs`` runs not yet delivered."""
+        with self._lock:
+            self._held[self._followers.index(follower)] = (points, runs)
+            self._tell_progress()
+
+    def _tell_progress(self) -> None:
+        if self.on_progress is not None:
+            self.on_progress(sum(points for points, _ in self._held), sum(runs for _, runs in self._held))
 
 
 class _Follower:
@@ -156,6 +181,8 @@ class _Follower:
         self._observer: NativeObserver | None = None
         self._initial = True
         self._reported_errors: set[str] = set()  # internal errors already said (each said once)
+        self._delivered_at = time.monotonic()  # when the last batch went out (the first read's holds)
+        self._progress_told = 0  # points held when the progress was last told
 
     def start(self) -> None:
         """Start the thread."""
@@ -186,6 +213,7 @@ class _Follower:
 
     def _run(self) -> None:
         try:
+            self._delivered_at = time.monotonic()  # the first read's hold counts from here
             self._start_watching()
             allocator.keep_freed_memory()
             self._cycle(rescan=True, poll=False)
@@ -305,13 +333,27 @@ class _Follower:
         self._flush()
 
     def _flush_if_big(self) -> None:
-        if self._tracker.batch.point_count() >= FLUSH_POINTS or self._tracker.flush_due:
+        tracker = self._tracker
+        points = tracker.batch.point_count()
+        if tracker.flush_due:
             self._flush()
+        elif self._holds_first_read():
+            if points >= self._progress_told + FLUSH_POINTS:
+                self._progress_told = points
+                self.owner.progress(self, points, len(tracker.runs))
+        elif points >= FLUSH_POINTS:
+            self._flush()
+
+    def _holds_first_read(self) -> bool:
+        """The first read keeps its points for one delivery (a consumer that follows its progress)."""
+        return (self._initial and self.owner.on_progress is not None
+                and time.monotonic() - self._delivered_at < FIRST_READ_DELIVER_EVERY)
 
     def _flush(self, first_read_done: bool = False) -> None:
         """Hand the gathered changes to the consumer (nothing is sent once stopping)."""
         batch = self._tracker.take_batch()
         batch.initial = self._initial
+        self._delivered_at, self._progress_told = time.monotonic(), 0
         if self.stopping.is_set():
             return
-        self.owner.deliver(batch, first_read_done)
+        self.owner.deliver(batch, first_read_done, self)

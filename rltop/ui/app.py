@@ -28,7 +28,7 @@ from textual.timer import Timer
 from rltop.ingest.storage import display as display_root
 from rltop.ui import themes
 from rltop.ui.follow_focus import redirect_key
-from rltop.ui.messages import LiveBatch, OpenCompletions, WatcherFailed
+from rltop.ui.messages import LiveBatch, OpenCompletions, ReadProgress, WatcherFailed
 from rltop.ui.palette import palette_commands
 from rltop.ui.screens.dashboard import DashboardScreen
 from rltop.view.chart_options import ChartOptions
@@ -200,8 +200,11 @@ class RltopApp(App[int]):
         def on_batch(batch: ChangeBatch) -> None:  # watcher thread: only post a message
             self.post_message(LiveBatch(batch))
 
+        def on_progress(points: int, runs: int) -> None:  # watcher thread: only post a message
+            self.post_message(ReadProgress(points, runs))
+
         try:
-            self._watcher = Watcher(self.paths, on_batch, **self._watch_options)
+            self._watcher = Watcher(self.paths, on_batch, on_progress=on_progress, **self._watch_options)
             self._watcher.start()
         except (OSError, ValueError) as error:
             self.post_message(WatcherFailed(str(error)))
@@ -224,7 +227,7 @@ class RltopApp(App[int]):
         from rltop.ingest.feed import FALLBACK, FILE_ERROR, REACHABLE, REMOVED, WAITING
 
         batch = message.batch
-        self.session.apply(batch)
+        points = self.session.apply(batch)
         for event in batch.events:
             if event.kind == WAITING:
                 self.waiting_note = event.message
@@ -235,16 +238,26 @@ class RltopApp(App[int]):
             elif event.kind == REACHABLE:  # a remote store answers again (its failure was a warning)
                 self.notify(visible(event.message), markup=False, timeout=5)
         if self.paused:
-            self._paused_points += batch.point_count()
+            self._paused_points += points
             self._show_header()
             return
-        self._schedule_flush()
+        # The first read is complete: the picture it waited for is drawn now, not after the
+        # MIN_REPAINT spacing meant for live data (up to 0.25 s of waiting for nothing).
+        self._schedule_flush(at_once=batch.caught_up)
 
-    def _schedule_flush(self) -> None:
-        """One repaint soon, at most every MIN_REPAINT seconds."""
+    @on(ReadProgress)
+    def _read_progress(self, message: ReadProgress) -> None:
+        self.session.held = (message.points, message.runs)
+        if not self.paused:
+            self._schedule_flush()
+
+    def _schedule_flush(self, at_once: bool = False) -> None:
+        """One repaint soon, at most every MIN_REPAINT seconds (``at_once``: in 10 ms)."""
         if self._flush_timer is not None:
-            return
-        delay = max(0.01, self._last_flush + MIN_REPAINT - time.monotonic())
+            if not at_once:
+                return
+            self._flush_timer.stop()
+        delay = 0.01 if at_once else max(0.01, self._last_flush + MIN_REPAINT - time.monotonic())
         self._flush_timer = self.set_timer(delay, self._repaint, name="rltop-repaint")
 
     async def _repaint(self) -> None:
@@ -298,7 +311,7 @@ class RltopApp(App[int]):
             if session.caught_up:
                 self.dashboard.show_waiting(roots, self.waiting_note)
             else:
-                self.dashboard.show_waiting(roots, loading=(session.loaded_points, len(self.store.runs)))
+                self.dashboard.show_waiting(roots, loading=(session.points_read, session.runs_read))
             return
         view = session.run_view(name)
         if view.empty:
@@ -324,7 +337,7 @@ class RltopApp(App[int]):
         session = self.session
         if session.current is None:
             roots = [display_root(p) for p in self.paths]
-            self.dashboard.show_waiting(roots, loading=(session.loaded_points, len(self.store.runs)))
+            self.dashboard.show_waiting(roots, loading=(session.points_read, session.runs_read))
         else:
             self._show_header()
 

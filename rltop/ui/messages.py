@@ -21,6 +21,15 @@ class LiveBatch(Message):
         self.batch = batch
 
 
+class ReadProgress(Message):
+    """How far the watcher's first read got: points and runs read and not delivered yet."""
+
+    def __init__(self, points: int, runs: int) -> None:
+        super().__init__()
+        self.points = points
+        self.runs = runs
+
+
 class WatcherFailed(Message):
     """The watcher could not start (the path vanished between the check and the start)."""
 

@@ -69,6 +69,8 @@ class Session:
         self._settled = False  # the automatic choice is final (made after the first read)
         self.caught_up = store is not None  # a preloaded store is complete
         self.loaded_points = sum(run.scalar_count() for run in self.store.runs.values())
+        self.held = (0, 0)
+        """(points, runs) the watcher's first read holds and has not delivered yet (its progress)."""
         self.dirty = Dirty(runs=set(self.store.runs), structure=True)
         self._rate: deque[tuple[float, int]] = deque()
         self._metric_views: dict[str, dict[str, MetricView]] = {}
@@ -89,10 +91,15 @@ class Session:
 
     # -- input ---------------------------------------------------------------------------------------
 
-    def apply(self, batch: ChangeBatch) -> None:
-        """Apply one watcher batch and remember what changed."""
+    def apply(self, batch: ChangeBatch) -> int:
+        """Apply one watcher batch and remember what changed; return the number of points it held.
+
+        The batch is the session's alone, so it is consumed: a new series keeps the batch's
+        columns instead of copying them (the whole first read comes as one batch).
+        """
         before = set(self.store.runs)
-        changes = apply_batch(self.store, batch)
+        points = batch.point_count()
+        changes = apply_batch(self.store, batch, consume=True)
         for run, _tag, _first in changes:
             self.dirty.runs.add(run)
         self.dirty.runs.update(name for name in batch.changed_runs if name in self.store.runs)
@@ -114,13 +121,23 @@ class Session:
                 self.attention.discard(gone)
                 self.engine.forget(gone)
                 self.bands.forget(gone)
-        points = batch.point_count()
         self.loaded_points += points
         if not batch.initial and points:
             self._rate.append((time.monotonic(), points))
         if batch.caught_up:
             self.caught_up = True
             self.dirty.structure = True
+        return points
+
+    @property
+    def points_read(self) -> int:
+        """Points read so far: in the store, and held by the watcher's first read."""
+        return self.loaded_points + self.held[0]
+
+    @property
+    def runs_read(self) -> int:
+        """Runs found so far: in the store, or (more of them) in the watcher's first read."""
+        return max(len(self.store.runs), self.held[1])
 
     def reassess(self, names: set[str] | None = None) -> set[str]:
         """Judge the given runs (default: the dirty ones) now; return those whose verdict changed.
@@ -352,7 +369,7 @@ class Session:
 
     def header(self, paused_points: int | None, filter_text: str) -> HeaderInfo:
         """The header line's content: the current run, and the state of every run."""
-        loading = "" if self.caught_up else f"reading… {self.loaded_points:,} points"
+        loading = "" if self.caught_up else f"reading… {self.points_read:,} points"
         run = self.store.runs.get(self.current) if self.current else None
         if run is None:
             return HeaderInfo(loading_text=loading, paused_points=paused_points, filter_text=filter_text)

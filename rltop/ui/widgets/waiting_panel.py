@@ -33,4 +33,6 @@ class WaitingPanel(Static):
         text.append("Reading event files under ", style="bold")
         text.append(", ".join(visible(root) for root in roots) or ".", style="bold")
         text.append(f"…\n\n{points:,} points in {runs} run(s) so far")
-        self.update(text)
+        # The panel's size is set by its CSS (1fr), not its text: a new count needs no layout of
+        # the screen, which cost 13 ms per progress tick.
+        self.update(text, layout=False)
