@@ -113,12 +113,16 @@ class Tracker:
         )
         ext_steps = np.concatenate((tail_steps, steps))
         # One cumulative sum for the four flag rows; counts over any window are differences of it.
-        sums = np.zeros((4, flag_rows.shape[1] + 1), dtype=np.int64)
-        np.cumsum(flag_rows, axis=1, out=sums[:, 1:])
-        ends = np.arange(held, flag_rows.shape[1]) + 1
+        # It starts with `pad` zeros, so every window's start is a plain slice (no gather).
+        pad = max(*self.warn_persistence, *self.crit_persistence, self.warn_clear, self.crit_clear) + 1
+        total = flag_rows.shape[1]
+        sums = np.zeros((4, pad + total), dtype=np.int64)
+        np.cumsum(flag_rows, axis=1, out=sums[:, pad:])
 
         def count(row: int, window: int) -> np.ndarray:
-            return sums[row, ends] - sums[row, np.maximum(ends - window, 0)]
+            # points flagged among the ``window`` ending at each new point (fewer at the start)
+            end = sums[row, pad + held : pad + total]
+            return end - sums[row, pad + held - window : pad + total - window]
 
         crit = self._active(count(2, self.crit_persistence[1]) >= self.crit_persistence[0],
                             count(3, self.crit_clear) >= self.crit_clear, self.crit_active)
@@ -199,20 +203,28 @@ class Tracker:
         self, levels: np.ndarray, steps: np.ndarray, values: np.ndarray, flags: Flags,
         ext_steps: np.ndarray, beyond: np.ndarray, held: int,
     ) -> None:
-        """Open, extend and close episodes along the new points' levels."""
-        bounds = np.flatnonzero(np.diff(np.concatenate(([int(self.level)], levels)))).tolist()
-        edges = [0, *[b for b in bounds if b > 0], len(levels)]
-        for begin, end in zip(edges[:-1], edges[1:]):
-            level = Level(int(levels[begin]))
-            if level == Level.OK:
+        """Open, extend and close episodes along the new points' levels.
+
+        One Python step per stretch of equal level: a noisy history has thousands of them, so
+        each stretch's worst point is found for all stretches at once.
+        """
+        bounds = np.flatnonzero(np.diff(np.concatenate(([int(self.level)], levels))))
+        edges = np.concatenate(([0], bounds[bounds > 0], [len(levels)]))
+        begins, ends = edges[:-1], edges[1:]
+        stretch_levels = levels[begins].tolist()
+        worst = _first_maxima(flags.severity, begins, ends)
+        columns = (values, flags.stat, flags.ref, flags.severity)
+        worst_points = zip(steps[worst].tolist(),
+                           *(np.asarray(column[worst], dtype=np.float64).tolist() for column in columns))
+        for begin, end, code, fields in zip(begins.tolist(), ends.tolist(), stretch_levels, worst_points):
+            if code == 0:
                 self._close(int(steps[begin - 1]) if begin > 0 else None)
                 continue
+            level = _LEVELS[code]
             if self.current is None:
                 self.current = Episode(self._first_step(ext_steps, beyond, held + begin), int(steps[begin]))
             episode = self.current
-            worst_at = begin + int(np.argmax(flags.severity[begin:end]))
-            point = Point(int(steps[worst_at]), float(values[worst_at]), float(flags.stat[worst_at]),
-                          float(flags.ref[worst_at]), float(flags.severity[worst_at]))
+            point = Point(*fields)
             if episode.worst is None or (level, point.severity) > (episode.level, episode.worst.severity):
                 episode.worst = point
             self._note_peak(point)
@@ -252,3 +264,20 @@ class Tracker:
             self.past_worst = episode
         self.last_closed = episode
         self.current = None
+
+
+_LEVELS = (Level.OK, Level.WARN, Level.CRITICAL)  # by the int8 codes of `Tracker.feed`
+
+
+def _first_maxima(severity: np.ndarray, begins: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """For each stretch ``[begin, end)``: the index of its first largest severity, as
+    ``begin + np.argmax(severity[begin:end])`` gives it (NaN counts as the largest, as there)."""
+    if not len(begins):
+        return begins
+    if np.isnan(severity).any():  # argmax's NaN rule, stretch by stretch (severities are finite)
+        return np.array([b + int(np.argmax(severity[b:e])) for b, e in zip(begins.tolist(), ends.tolist())],
+                        dtype=np.intp)
+    peaks = np.maximum.reduceat(severity, begins)
+    at_peak = np.flatnonzero(severity == np.repeat(peaks, ends - begins))
+    return at_peak[np.searchsorted(at_peak, begins)]
+

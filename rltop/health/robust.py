@@ -13,6 +13,10 @@ from numpy.lib.stride_tricks import sliding_window_view
 MAD_SCALE = 1.4826
 # Up to this many points are computed one by one (cheaper than sliding windows for a live batch).
 _FEW = 4
+# Window rows partitioned at once by `window_medians`: a buffer of this many rows stays in the CPU
+# cache, where ``np.median`` over a whole history copies every window first (40 MB for 100k
+# points and a window of 50), which cost a quarter more.
+_MEDIAN_ROWS = 4096
 
 
 def trailing_median(values: np.ndarray, start: int, window: int, warmup: int) -> np.ndarray:
@@ -35,13 +39,41 @@ def trailing_median(values: np.ndarray, start: int, window: int, warmup: int) ->
     full_from = max(first, window)
     if full_from < len(values):
         windows = sliding_window_view(values[full_from - window : len(values) - 1], window)
-        out[full_from - start :] = np.median(windows, axis=1)
+        out[full_from - start :] = window_medians(windows)
+    return out
+
+
+def window_medians(windows: np.ndarray) -> np.ndarray:
+    """``np.median(windows, axis=1)`` of 2-D ``windows`` (a sliding view), the same numbers, in
+    cache-sized blocks: the middle elements are found by partitioning a reused buffer."""
+    count, width = windows.shape
+    if (count <= _MEDIAN_ROWS or width == 0 or windows.dtype != np.float64
+            or np.isnan(windows[:, 0]).any() or np.isnan(windows[-1]).any()):
+        return np.median(windows, axis=1)  # (NaN: np.median's own rule, NaN out)
+    middle = width // 2
+    kth = [middle - 1, middle] if width % 2 == 0 else [middle]
+    out = np.empty(count)
+    buffer = np.empty((_MEDIAN_ROWS, width))
+    for begin in range(0, count, _MEDIAN_ROWS):
+        rows = buffer[: min(_MEDIAN_ROWS, count - begin)]
+        rows[...] = windows[begin : begin + len(rows)]
+        rows.partition(kth, axis=1)
+        block = out[begin : begin + len(rows)]
+        # np.median takes the mean of the middle value(s): a sum that starts at 0.0 (so -0.0 comes
+        # out as 0.0), divided by their count.
+        if width % 2:
+            np.add(rows[:, middle], 0.0, out=block)
+        else:
+            np.add(rows[:, middle - 1], rows[:, middle], out=block)
+            block += 0.0
+            block /= 2
     return out
 
 
 def rolling_median(values: np.ndarray, start: int, window: int) -> np.ndarray:
     """For each index j >= start: median of the ``window`` points ending at j; NaN before that."""
-    return _rolling(values, start, window, lambda rows: np.median(rows, axis=-1))
+    return _rolling(values, start, window, lambda rows: np.median(rows, axis=-1) if rows.ndim == 1
+                    else window_medians(rows))
 
 
 def rolling_range(values: np.ndarray, start: int, window: int) -> np.ndarray:
