@@ -181,3 +181,17 @@ def test_a_one_shot_load_says_what_a_damaged_newest_file_hides(tmp_path):
     os.utime(newest, (1_000_000_100, 1_000_000_100))
     result = load([str(run_dir)])
     assert any("checkpoint-200/trainer_state.json: not JSON" in problem for problem in result.problems)
+
+
+def test_delivered_points_are_the_consumers_own_arrays(tmp_path):
+    """A consumer's series may adopt what a read delivers and write into it (a purge, then an
+    append): the reader keeps its own copy to compare the next version of the file with."""
+    path = tmp_path / "run" / "checkpoint-5" / "trainer_state.json"
+    path.parent.mkdir(parents=True)
+    history = [{"loss": 1.0, "step": step} for step in range(1, 6)]
+    path.write_text(json.dumps({"global_step": 5, "log_history": history}))
+    os.utime(path, (1_000_000_000, 1_000_000_000))
+    reader = TrainerStateReader(str(path))
+    points = reader.read().decoded.scalars[tag_of("loss")]
+    for kept in reader._delivered[tag_of("loss")]:
+        assert not np.shares_memory(points.steps, kept) and not np.shares_memory(points.values, kept)

@@ -7,6 +7,7 @@ deadline; nothing asserts on timing.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from pathlib import Path
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 
 from rltop.ingest import watcher as watcher_module
+from rltop.ingest.columns import TagColumns
 from rltop.ingest.discovery import DiscoveryError
 from rltop.ingest.feed import APPEARED, FALLBACK, WAITING, ChangeBatch, apply_batch
 from rltop.ingest.loader import load
@@ -190,11 +192,44 @@ def test_a_consumer_that_follows_progress_gets_the_first_read_in_one_batch(tmp_p
     assert len(first) == 1 and first[0].initial
     delivered = {p.run: list(zip(p.points.steps.tolist(), p.points.values.tolist())) for p in first[0].points}
     assert delivered == expected
-    assert progress[-1] == (0, 0)  # told once the points were delivered: nothing is held any more
-    held = [points for points, _ in progress[:-1]]
-    assert held and held == sorted(held) and held[-1] <= 900 and progress[-2][1] >= 2
+    # The progress goes with the batch: nothing is held any more, the three runs were found.
+    assert first[0].held == (0, 3)
+    held = [points for points, _ in progress]
+    assert held and held == sorted(held) and held[-1] <= 900 and progress[-1][1] >= 2
     expected["a"] += logs["a"].add("loss", range(301, 304))
     wait_for(lambda: consumer.points("a", "loss") == expected["a"], "live points")
+
+
+def test_progress_of_several_followers_adds_up_and_goes_with_each_batch(tmp_path):
+    """A local root and a remote one each hold a first read: the consumer is told their sum, and
+    a follower's batch says what the other still holds (its runs found stay counted)."""
+    told: list[tuple[int, int]] = []
+    watcher = Watcher([str(tmp_path), "memory://bucket/logs"], lambda batch: None,
+                      on_progress=lambda *progress: told.append(progress))
+    local, remote = watcher._followers
+    watcher.progress(local, 400_000, 10)
+    watcher.progress(remote, 200_000, 5)
+    assert told == [(400_000, 10), (600_000, 15)]
+    batch = ChangeBatch(changed_runs={f"run{i}": "dir" for i in range(10)})
+    watcher.deliver(batch, True, local)
+    assert batch.held == (200_000, 15)
+    assert told == [(400_000, 10), (600_000, 15)]  # nothing more: the batch carried it
+
+
+def test_points_held_under_a_tag_filter_count_only_the_tags_kept():
+    """``--tags``: the held count a first read tells is what the consumer will get."""
+    batch = ChangeBatch()
+    names = ["train/loss", "train/other"]
+    columns = TagColumns(names, np.array([1000, 500], np.int64), np.arange(1500, dtype=np.int64),
+                         np.zeros(1500), np.ones(1500))
+    batch._hold("run", "", columns, re.compile("loss"))
+    assert batch.point_count() == 1000
+    names.append("train/loss_2")  # the file's tag list grows with a later read
+    batch._hold("run", "", TagColumns(names, np.array([0, 0, 7], np.int64), np.arange(7, dtype=np.int64),
+                                      np.zeros(7), np.ones(7)), re.compile("loss"))
+    assert batch.point_count() == 1007
+    batch.settle()
+    assert batch.point_count() == 1007 and {p.tag for p in batch.points} == {"train/loss", "train/loss_2"}
 
 
 @pytest.mark.parametrize("hold", [None, 0.0])

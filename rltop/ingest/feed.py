@@ -98,11 +98,22 @@ SPLIT_POINTS = 1 << 20
 
 @dataclass
 class _PendingColumns:
-    parts: list[TagColumns]
+    parts: list[TagColumns]  # reads of one file: they share one ``names`` list
     tag_filter: re.Pattern[str] | None
+    _kept: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), repr=False)
 
     def __len__(self) -> int:
+        """Every point held, the filtered-out tags' included (they take memory until the split)."""
         return sum(len(part) for part in self.parts)
+
+    def kept_count(self) -> int:
+        """The points that pass the tag filter: those the consumer will get."""
+        if self.tag_filter is None or not self.parts:
+            return len(self)
+        names = self.parts[-1].names
+        if len(self._kept) != len(names):  # the file's tags only ever grow: match the new ones too
+            self._kept = np.array([bool(self.tag_filter.search(name)) for name in names], dtype=bool)
+        return sum(int(part.counts[self._kept[: len(part.counts)]].sum()) for part in self.parts)
 
 
 @dataclass
@@ -141,6 +152,9 @@ class ChangeBatch:
     time: float = field(default_factory=time.time)  # when the watcher produced the batch
     initial: bool = False  # part of the first read of what was already on disk
     caught_up: bool = False  # the last batch of that first read (may be empty): live from here on
+    # (points, runs) that first reads still hold back for a later batch, when this one went out
+    # (None: not told; see `rltop.ingest.watcher`, ``on_progress``)
+    held: tuple[int, int] | None = None
     # (run, tag, session) -> its entry in ``points``: later reads extend it
     _open: dict[tuple[str, str, str], PointsBatch] = field(default_factory=dict, repr=False, compare=False)
     # (run, session) -> columns of consecutive reads not split by tag yet (`settle` splits them)
@@ -148,7 +162,7 @@ class ChangeBatch:
 
     def point_count(self) -> int:
         """Number of scalar points in the batch."""
-        return sum(len(p) for p in self.points) + sum(len(held) for held in self._pending.values())
+        return sum(len(p) for p in self.points) + sum(held.kept_count() for held in self._pending.values())
 
     def is_empty(self) -> bool:
         """True when the batch carries nothing at all (no points, texts, events or changes)."""

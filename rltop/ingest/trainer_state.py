@@ -223,12 +223,14 @@ class TrainerStateReader:
         for tag, (steps, values) in state.scalars.items():
             start = known.get(tag, 0)
             if start < len(steps):
-                new_steps = steps[start:]
+                # Copies: the consumer's series may adopt these arrays and write into them, while
+                # `_delivered` keeps the parsed ones to compare with the next version of the file.
+                new_steps = steps[start:].copy()
                 if dating is None:
                     walls = np.full(len(new_steps), mtime)
                 else:
                     walls = dating[1][np.minimum(np.searchsorted(dating[0], new_steps), len(dating[0]) - 1)]
-                decoded.scalars[tag] = Points(new_steps, walls, values[start:], single_precision=False)
+                decoded.scalars[tag] = Points(new_steps, walls, values[start:].copy(), single_precision=False)
         self._delivered = dict(state.scalars)
         result.decoded = decoded
 

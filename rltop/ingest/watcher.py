@@ -93,7 +93,8 @@ class Watcher:
         self.caught_up = threading.Event()  # set once everything already on disk was delivered
         self._lock = threading.Lock()
         self._first_reads = len(self._followers)  # followers still doing their first read
-        self._held = [(0, 0)] * len(self._followers)  # each follower's (points, runs) not yet delivered
+        self._held = [0] * len(self._followers)  # each follower's points read and not delivered yet
+        self._found = [0] * len(self._followers)  # each follower's runs found so far
         self._started = False
 
     # -- life cycle -----------------------------------------------------------------------------
@@ -138,24 +139,30 @@ class Watcher:
                 self._first_reads -= 1
             batch.caught_up = first_read_done and self._first_reads == 0
             batch.settle()  # consumers read ``points``
+            index = self._followers.index(follower)
+            told = self._held[index] != 0
+            self._held[index] = 0  # this batch carries them
+            if self.on_progress is not None:
+                # The progress goes with the batch, so a consumer never counts these points twice.
+                batch.held = self._progress()
             if not batch.is_empty():
                 self.on_batch(batch)
-            index = self._followers.index(follower)
-            if self._held[index] != (0, 0):
-                self._held[index] = (0, 0)
-                self._tell_progress()  # after the batch: the consumer now holds those points
+            elif told and self.on_progress is not None:  # (its held points were dropped: a reload)
+                self.on_progress(*batch.held)
             if batch.caught_up:
                 self.caught_up.set()
 
     def progress(self, follower: _Follower, points: int, runs: int) -> None:
-        """A follower's first read holds ``points`` points of ``runs`` runs not yet delivered."""
+        """A follower's first read holds ``points`` points and has found ``runs`` runs."""
         with self._lock:
-            self._held[self._followers.index(follower)] = (points, runs)
-            self._tell_progress()
+            index = self._followers.index(follower)
+            self._held[index], self._found[index] = points, runs
+            if self.on_progress is not None:
+                self.on_progress(*self._progress())
 
-    def _tell_progress(self) -> None:
-        if self.on_progress is not None:
-            self.on_progress(sum(points for points, _ in self._held), sum(runs for _, runs in self._held))
+    def _progress(self) -> tuple[int, int]:
+        """(points held by every first read, runs found by every follower)."""
+        return sum(self._held), sum(self._found)
 
 
 class _Follower:
@@ -213,8 +220,8 @@ class _Follower:
 
     def _run(self) -> None:
         try:
-            self._delivered_at = time.monotonic()  # the first read's hold counts from here
             self._start_watching()
+            self._delivered_at = time.monotonic()  # the first read's hold counts from here
             allocator.keep_freed_memory()
             self._cycle(rescan=True, poll=False)
             allocator.release()
@@ -338,7 +345,9 @@ class _Follower:
         if tracker.flush_due:
             self._flush()
         elif self._holds_first_read():
-            if points >= self._progress_told + FLUSH_POINTS:
+            # Told every FLUSH_POINTS points, and at once when a reload dropped some.
+            if (points >= self._progress_told + FLUSH_POINTS or points < self._progress_told) \
+                    and not self.stopping.is_set():
                 self._progress_told = points
                 self.owner.progress(self, points, len(tracker.runs))
         elif points >= FLUSH_POINTS:

@@ -70,7 +70,7 @@ class Session:
         self.caught_up = store is not None  # a preloaded store is complete
         self.loaded_points = sum(run.scalar_count() for run in self.store.runs.values())
         self.held = (0, 0)
-        """(points, runs) the watcher's first read holds and has not delivered yet (its progress)."""
+        """(points, runs): what the first reads hold and have not delivered yet, and the runs they found."""
         self.dirty = Dirty(runs=set(self.store.runs), structure=True)
         self._rate: deque[tuple[float, int]] = deque()
         self._metric_views: dict[str, dict[str, MetricView]] = {}
@@ -99,6 +99,8 @@ class Session:
         """
         before = set(self.store.runs)
         points = batch.point_count()
+        if batch.held is not None:
+            self.held = batch.held
         changes = apply_batch(self.store, batch, consume=True)
         for run, _tag, _first in changes:
             self.dirty.runs.add(run)
