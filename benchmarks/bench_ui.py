@@ -176,21 +176,23 @@ def many_runs(count: int) -> Path:
     return root
 
 
+def process_cpu(code: str, *args: str) -> float:
+    """Process CPU (user+sys, imports included) of a fresh Python that runs ``code`` with ``args``."""
+    report = "\nimport resource\nu = resource.getrusage(resource.RUSAGE_SELF)\nprint(u.ru_utime + u.ru_stime)"
+    done = subprocess.run([sys.executable, "-c", code + report, *args], capture_output=True, text=True,
+                          check=True)
+    return float(done.stdout.strip())
+
+
 def interpreter_cpu() -> float:
     """Process CPU of a Python that starts and does nothing (median of 3): the bare load and the
     minimal app both pay it, so the floor counts it once."""
-    code = "import resource\nu = resource.getrusage(resource.RUSAGE_SELF)\nprint(u.ru_utime + u.ru_stime)"
-    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-            for _ in range(3)]
-    return statistics.median(float(done.stdout.strip()) for done in runs)
+    return statistics.median(process_cpu("pass") for _ in range(3))
 
 
 def bare_load_cpu(path: Path) -> float:
-    """Process CPU (user+sys, imports included) of a one-shot load of ``path`` in a fresh process."""
-    code = ("import resource, sys\nfrom rltop.ingest.loader import load\nload([sys.argv[1]])\n"
-            "u = resource.getrusage(resource.RUSAGE_SELF)\nprint(u.ru_utime + u.ru_stime)")
-    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
-    return float(done.stdout.strip())
+    """Process CPU of a one-shot load of ``path`` in a fresh process."""
+    return process_cpu("import sys\nfrom rltop.ingest.loader import load\nload([sys.argv[1]])", str(path))
 
 
 def main() -> None:
@@ -205,6 +207,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="100x30,200x50",
                         help="pane sizes, comma-separated (200x50: the chart grid is on)")
     args = parser.parse_args()
+    repeat = max(args.repeat, 1)
     sizes_wanted = [tuple(int(n) for n in size.split("x")) for size in args.sizes.split(",")]
     if TMUX is None or RLTOP is None:
         sys.exit("bench_ui needs tmux and the installed rltop")
@@ -222,7 +225,7 @@ def main() -> None:
         steps = 30_000 if size == "medium" else 100_000
         label = "30 x 30k (900k)" if size == "medium" else "60 x 100k (6M)"
         cases.append((label, directory, steps))
-    base_first, base_cpu, base_idle = bench_minimal(idle, max(args.repeat, 1))
+    base_first, base_cpu, base_idle = bench_minimal(idle, repeat)
     textual_start = max(base_cpu - interpreter_cpu(), 0.0)  # what Textual's own start adds
     print(f"load average {os.getloadavg()[0]:.2f}")
     print(f"baseline minimal Textual app: first frame {base_first:.3f} s ({base_cpu:.2f} CPU-s), "
@@ -233,7 +236,7 @@ def main() -> None:
           f"{'bare load CPU s':>16} {'x load':>7} {'floor x':>8} {'idle CPU %':>11} {'x base':>7}")
     for label, path, steps in cases:
         for width, height in sizes_wanted:
-            result, bare = medians_of_starts(path, steps, idle, (width, height), max(args.repeat, 1))
+            result, bare = medians_of_starts(path, steps, idle, (width, height), repeat)
             first, complete, cpu = result["first"], result["complete"], result["idle"]
             done_cpu = result["complete_cpu"]
             print(
@@ -247,7 +250,7 @@ def main() -> None:
           "the bare load's CPU; idle CPU <= 0.5 % of a core (200 runs included)")
     print(f"floor x: (bare load + Textual's own start, {textual_start:.2f} CPU-s: the minimal app's CPU "
           "at its first frame less a bare interpreter's) / bare load")
-    print(f"each row: medians of {max(args.repeat, 1)} dashboard starts, each after a bare load of the same "
+    print(f"each row: medians of {repeat} dashboard starts, each after a bare load of the same "
           "log (the bare load's median); idle CPU on the last start")
 
 
