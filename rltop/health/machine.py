@@ -113,8 +113,8 @@ class Tracker:
         )
         ext_steps = np.concatenate((tail_steps, steps))
         # One cumulative sum for the four flag rows; counts over any window are differences of it.
-        # It starts with `pad` zeros, so every window's start is a plain slice (no gather).
-        pad = max(*self.warn_persistence, *self.crit_persistence, self.warn_clear, self.crit_clear) + 1
+        # It starts with `pad` zeros (the longest window), so every window's start is a plain slice.
+        pad = self.memory + 1
         total = flag_rows.shape[1]
         sums = np.zeros((4, pad + total), dtype=np.int64)
         np.cumsum(flag_rows, axis=1, out=sums[:, pad:])
@@ -280,4 +280,3 @@ def _first_maxima(severity: np.ndarray, begins: np.ndarray, ends: np.ndarray) ->
     peaks = np.maximum.reduceat(severity, begins)
     at_peak = np.flatnonzero(severity == np.repeat(peaks, ends - begins))
     return at_peak[np.searchsorted(at_peak, begins)]
-
