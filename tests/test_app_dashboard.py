@@ -267,3 +267,31 @@ async def test_switching_from_a_card_of_a_ppo_run_to_a_grpo_run_keeps_the_keys_w
         assert app.focused in app.dashboard.alerts.items or app.focused in app.dashboard.board.cards
         await pilot.press("question_mark")
         await wait_until(pilot, lambda: app.screen.id == "help")
+
+
+async def test_card_colours_follow_the_theme_and_the_focus():
+    # Cards style their components when they draw them (not Textual's eager COMPONENT_CLASSES):
+    # a new theme, or the focus's background, must still reach every colour they draw.
+    from textual.color import Color
+
+    app = preloaded_app("ppo_unstable")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _ready(pilot, app)
+        card = app.dashboard.board.cards[0]
+
+        def dim() -> str:
+            return Color.from_rich_color(card.get_component_rich_style("metric-card--dim").color).hex
+
+        for theme, muted in (("rltop-light", "#5C6B7A"), ("rltop-dark", "#7D8896")):
+            app.theme = theme
+            await wait_until(pilot, lambda muted=muted: dim() == muted)
+        dark = card.rich_style.bgcolor
+        app.theme = "textual-dark"  # its boost (the focus's background) is not transparent
+        await wait_until(pilot, lambda: card.rich_style.bgcolor != dark)
+        calm = card.get_component_rich_style("metric-card--dim").bgcolor
+        assert calm == card.rich_style.bgcolor
+        card.focus()
+        await wait_until(pilot, lambda: card.has_focus and card.rich_style.bgcolor != calm)
+        # The focused card's background (boost) is under its text too.
+        assert card.get_component_rich_style("metric-card--dim").bgcolor == card.rich_style.bgcolor != calm
+        assert card.get_component_rich_style("metric-card--value").bold

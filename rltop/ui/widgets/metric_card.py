@@ -21,6 +21,8 @@ import numpy as np
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
+from textual.css.styles import RenderStyles
+from textual.dom import DOMNode
 from textual.events import Click
 from textual.widget import Widget
 
@@ -43,14 +45,18 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
     """Draws a `MetricView`; Enter (or a double click) asks for the detail screen."""
 
     BINDINGS = [Binding("enter", "open", "Detail")]
-    COMPONENT_CLASSES = {
+    # Not COMPONENT_CLASSES: Textual styles every declared component of a widget each time it
+    # restyles it (six style passes a card, 360 for a 60-card board at start-up, most of the cost
+    # of mounting it), though a card off screen never draws. A card styles a component when it
+    # first draws it, and again after each restyle (`notify_style_update`).
+    COMPONENTS = frozenset({
         "metric-card--ok",
         "metric-card--warn",
         "metric-card--crit",
         "metric-card--value",
         "metric-card--dim",
         "metric-card--nonfinite",
-    }
+    })
 
     def __init__(self, model: MetricView, compact: bool = False, name_width: int = 16,
                  label: str | None = None) -> None:
@@ -62,6 +68,20 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
         """The name as the board fits it to the layout (`rltop.view.names.metric_labels`), safe to print."""
         self._spark_cache: tuple[tuple[int, int], int, np.ndarray] | None = None
         self._apply_titles()
+
+    def get_component_styles(self, *names: str) -> RenderStyles:
+        """A component's styles, styled on first use (as Textual styles declared components)."""
+        for name in names:
+            if name in self.COMPONENTS and name not in self._component_styles:
+                node = DOMNode(classes=name)
+                node._attach(self)
+                self.app.stylesheet.apply(node, animate=False)
+                self._component_styles[name] = node.styles
+        return super().get_component_styles(*names)
+
+    def notify_style_update(self) -> None:
+        self._component_styles.clear()  # restyled (focus, level, theme): the components again
+        super().notify_style_update()
 
     @property
     def tag(self) -> str:
