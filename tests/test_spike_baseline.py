@@ -1,5 +1,5 @@
-"""The spike rules' baseline loop gives the numbers of its plain form, bit for bit, whether a history
-comes at once or in live batches."""
+"""The spike rules' baseline (point by point, or by speculation over a long history) gives the
+numbers of its plain form, bit for bit, whether a history comes at once or in live batches."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections import deque
 import numpy as np
 import pytest
 
+from rltop.health import spike_baseline
 from rltop.health.relative_rules import SpikeRule
 from rltop.health.rules import RuleParams
 
@@ -47,6 +48,11 @@ def series(rng: np.random.Generator, count: int, shape: str) -> np.ndarray:
     elif shape == "episodes":  # long stretches far above the median: every point a spike
         for begin in rng.integers(0, count, 4):
             values[begin : begin + rng.integers(1, 500)] *= 40
+    elif shape == "alternating":  # a spike every other point: the worst case of speculation
+        values[::2] *= 30
+    elif shape == "dense":  # one point in ten a spike
+        hits = rng.random(count) < 0.1
+        values[hits] *= 50
     elif shape == "zeros":  # few distinct values, signed zeros among them: ties in the window
         values = rng.integers(-1, 3, count) * 0.5
         values[rng.random(count) < 0.3] = -0.0
@@ -55,12 +61,19 @@ def series(rng: np.random.Generator, count: int, shape: str) -> np.ndarray:
     return values.astype(np.float32)
 
 
-@pytest.mark.parametrize("shape", ["plain", "spikes", "episodes", "zeros", "negative"])
-def test_the_baseline_matches_its_plain_form_bit_for_bit(shape: str) -> None:
+SHAPES = ["plain", "spikes", "episodes", "alternating", "dense", "zeros", "negative"]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_baseline_matches_its_plain_form_bit_for_bit(shape: str, monkeypatch) -> None:
+    speculated = []
+    real = spike_baseline._speculate
+    monkeypatch.setattr(spike_baseline, "_speculate", lambda *args: speculated.append(1) or real(*args))
     rng = np.random.default_rng(sum(map(ord, shape)))
     for trial in range(40):
-        values = series(rng, int(rng.integers(0, 3000)), shape)
-        window = int(rng.choice([1, 5, 49, 50]))
+        # Short histories (one by one) and long ones (speculation, SPECULATE_FROM points and up).
+        values = series(rng, int(rng.integers(0, 3000 if trial % 2 else 40_000)), shape)
+        window = int(rng.choice([1, 5, 49, 50, 51]))
         warmup = int(rng.choice([0, 20, 700]))
         need = int(rng.choice([0, 1, 10, window + 3]))
         floor = float(rng.choice([1e-8, 0.7, 0.0, -0.0, -1.0]))
@@ -72,6 +85,8 @@ def test_the_baseline_matches_its_plain_form_bit_for_bit(shape: str) -> None:
         limit = warn if warn is not None else 20.0
         # One whole history, then live batches, as the engine calls it.
         cuts = sorted({0, int(rng.integers(0, len(values) + 1)), max(len(values) - 3, 0), len(values)})
+        if trial % 5 == 0:
+            cuts = [0, len(values)]  # the whole history in one call
         mine: dict = {}
         theirs: dict = {}
         for begin, end in zip(cuts, cuts[1:]):
@@ -80,3 +95,4 @@ def test_the_baseline_matches_its_plain_form_bit_for_bit(shape: str) -> None:
             assert got.tobytes() == want.tobytes(), (shape, trial, begin, end)
             assert [x.hex() for x in mine["recent"]] == [x.hex() for x in theirs["recent"]]
             assert [x.hex() for x in mine["ordered"]] == [x.hex() for x in theirs["ordered"]]
+    assert speculated, "no long history took the speculative path"

@@ -7,8 +7,6 @@ cannot drag its own baseline down; trailing medians exclude the point being judg
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
-from collections import deque
 from typing import Any
 
 import numpy as np
@@ -30,6 +28,7 @@ from rltop.health.rule_base import (
     verdict,
 )
 from rltop.health.rules import RuleParams
+from rltop.health.spike_baseline import spike_references
 
 _FIRST_POINTS = 3  # the entropy baseline also looks at this many first points alone
 
@@ -169,38 +168,10 @@ class SpikeRule(Rule):
 
     @staticmethod
     def _references(values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams) -> np.ndarray:
-        """The baseline each new point is compared with (NaN while there is none yet).
-
-        Sequential by nature (whether a point is a spike decides whether it enters the baseline),
-        so it keeps the last normal points in a sorted list in the memo: O(log n) per point.
-        """
-        window, warmup, need = params["window"], params["warmup"], max(params["baseline_points"], 1)
-        floor = params["min_baseline"]
+        """The baseline each new point is compared with (NaN while there is none yet)."""
         limit = params.warn if params.warn is not None else params.critical
-        recent: deque[float] = memo.setdefault("recent", deque())
-        ordered: list[float] = memo.setdefault("ordered", [])
-        first = max(warmup - start, 0)  # the warm-up never enters the baseline
-        references = [_NO_REF] * (len(values) - start)
-        # This runs once a point of a whole history (100k for a long grad norm): state in locals
-        # and output in a list make it a third faster than len() calls and numpy item stores.
-        # (Medians of all windows at once, by np.partition, cost more than this whole loop.)
-        size = len(recent)
-        keep, forget, insert, find = recent.append, recent.popleft, insort, bisect_left
-        for offset, value in enumerate(values[start + first :].tolist(), first):
-            if size >= need:
-                middle = size >> 1
-                median = ordered[middle] if size & 1 else 0.5 * (ordered[middle - 1] + ordered[middle])
-                reference = floor if floor > median else median  # max(median, floor), ties included
-                references[offset] = reference
-                if limit is not None and value >= limit * reference:
-                    continue  # a spike: it stays out of the baseline
-            insert(ordered, value)
-            keep(value)
-            if size >= window:
-                del ordered[find(ordered, forget())]
-            else:
-                size += 1
-        return np.array(references, dtype=np.float64)
+        return spike_references(values, start, memo, params["window"], params["warmup"],
+                                params["baseline_points"], params["min_baseline"], limit)
 
     def explain(self, tag: str, point: Point, level: Level, params: RuleParams, memo: dict[str, Any],
                 context: Context) -> str:
