@@ -295,3 +295,19 @@ async def test_card_colours_follow_the_theme_and_the_focus():
         # The focused card's background (boost) is under its text too.
         assert card.get_component_rich_style("metric-card--dim").bgcolor == card.rich_style.bgcolor != calm
         assert card.get_component_rich_style("metric-card--value").bold
+
+
+async def test_a_theme_that_changes_only_the_card_colours_repaints_the_cards():
+    # The cards' own rules (border, background) stay the same in this theme, so only the dropped
+    # component styles can tell a card to draw again: an OK sparkline must come out magenta.
+    import dataclasses
+
+    app = preloaded_app("ppo_unstable")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _ready(pilot, app)
+        base = app.get_theme("rltop-dark")
+        variables = dict(base.variables, **{"rltop-spark-ok": "#FF00FF"})
+        app.register_theme(dataclasses.replace(base, name="rltop-dark-magenta", variables=variables))
+        assert "#ff00ff" not in app.export_screenshot().lower()
+        app.theme = "rltop-dark-magenta"
+        await wait_until(pilot, lambda: "#ff00ff" in app.export_screenshot().lower())

@@ -112,7 +112,7 @@ def _speculate(new: np.ndarray, offset: int, out: np.ndarray, memo: dict[str, An
         # The points right after a spike are often spikes too (an episode): while they are, the
         # baseline does not move, so they are judged against it at once.
         held = reference[first]
-        after = new[offset : offset + stretch]
+        after = new[offset : offset + stretch].astype(np.float64)  # (numpy 1 compares float32 in float32)
         normal = np.flatnonzero(after < limit * held)
         spiked = int(normal[0]) if len(normal) else len(after)
         out[offset : offset + spiked] = held

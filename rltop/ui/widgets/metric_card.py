@@ -80,8 +80,14 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
         return super().get_component_styles(*names)
 
     def notify_style_update(self) -> None:
-        self._component_styles.clear()  # restyled (focus, level, theme): the components again
+        # Restyled (focus, level, theme): the components are styled again when drawn. Textual
+        # repaints a widget whose declared components changed; the card repaints on any restyle
+        # that drops styled components (a theme may change only the colours the card draws in).
+        styled = bool(self._component_styles)
+        self._component_styles.clear()
         super().notify_style_update()
+        if styled:
+            self.refresh()
 
     @property
     def tag(self) -> str:
