@@ -47,12 +47,12 @@ def window_medians(windows: np.ndarray) -> np.ndarray:
     """``np.median(windows, axis=1)`` of 2-D ``windows`` (a sliding view), the same numbers, in
     cache-sized blocks: the middle elements are found by partitioning a reused buffer."""
     count, width = windows.shape
-    if (count <= _MEDIAN_ROWS or width == 0 or windows.dtype != np.float64
+    if (count == 0 or width == 0 or windows.dtype != np.float64
             or np.isnan(windows[:, 0]).any() or np.isnan(windows[-1]).any()):
         return np.median(windows, axis=1)  # (NaN: np.median's own rule, NaN out)
     middle = width // 2
     out = np.empty(count)
-    buffer = np.empty((_MEDIAN_ROWS, width))
+    buffer = np.empty((min(count, _MEDIAN_ROWS), width))
     for begin in range(0, count, _MEDIAN_ROWS):
         rows = buffer[: min(_MEDIAN_ROWS, count - begin)]
         rows[...] = windows[begin : begin + len(rows)]

@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from rltop.health.robust import window_medians
+
 SPECULATE_FROM = 512
 """Fewer new points than this (a live batch) are judged one by one."""
 _STRETCH = (256, 4096)
@@ -96,7 +98,7 @@ def _speculate(new: np.ndarray, offset: int, out: np.ndarray, memo: dict[str, An
         part = new[offset : offset + stretch].astype(np.float64)
         joined = np.concatenate([base, part])
         # Row j: the window before part[j], if no point of the stretch before j is a spike.
-        reference = np.maximum(_medians(sliding_window_view(joined[:-1], window)), floor)
+        reference = np.maximum(window_medians(sliding_window_view(joined[:-1], window)), floor)
         spikes = np.flatnonzero(part >= limit * reference) if limit is not None else ()
         if not len(spikes):
             out[offset : offset + len(part)] = reference
@@ -124,15 +126,3 @@ def _speculate(new: np.ndarray, offset: int, out: np.ndarray, memo: dict[str, An
     memo["ordered"] = sorted(memo["recent"])
     return offset
 
-
-def _medians(windows: np.ndarray) -> np.ndarray:
-    """Each row's median as the sorted list gives it: the middle value, or half the sum of the two
-    middle values. One partition at the upper middle (a two-kth partition takes 5x as long); the
-    lower middle is then the largest value left of it."""
-    width = windows.shape[1]
-    middle = width // 2
-    rows = windows.copy()
-    rows.partition(middle, axis=1)
-    if width % 2:
-        return rows[:, middle].copy()
-    return 0.5 * (rows[:, :middle].max(axis=1) + rows[:, middle])
