@@ -173,3 +173,37 @@ async def test_the_chart_grid_appears_on_large_terminals_and_c_toggles_it():
         await wait_until(pilot, lambda: not grid.display)
         await pilot.resize_terminal(40, 20)
         await wait_until(pilot, lambda: app.dashboard.narrow and not grid.display)
+
+
+async def test_the_first_grid_of_a_preloaded_run_already_has_its_final_shape(monkeypatch):
+    """A preloaded run is shown before the screen's Mount: the grid computed then is the one that
+    stays. Its height once counted the filter bar's line (hidden only at Mount), and a screenshot
+    taken before the next layout pass showed charts one line short."""
+    from rltop.ui.widgets.chart_grid import ChartGrid
+
+    shapes: list[tuple[int, int, int]] = []
+    show = ChartGrid.show
+
+    async def recording_show(grid, pieces, shape):
+        shapes.append(shape)
+        await show(grid, pieces, shape)
+
+    monkeypatch.setattr(ChartGrid, "show", recording_show)
+    app = preloaded_app("ppo_healthy", "ppo_unstable", run="ppo_unstable")
+    async with app.run_test(size=(120, 36)) as pilot:
+        grid = app.dashboard.grid
+        await _ready(pilot, app)
+        await wait_until(pilot, lambda: grid.display and grid.shape != (0, 0, 0))
+        await pilot.pause()
+        assert grid.shape == (2, 1, 15)
+    assert shapes and set(shapes) == {(2, 1, 15)}
+
+
+def test_the_filter_bar_is_hidden_before_the_dashboard_mounts():
+    """The deterministic half of the test above: whatever runs first, the grid never sees a
+    displayed filter bar it did not open."""
+    from rltop.ui.screens.dashboard import DashboardScreen
+    from rltop.ui.widgets.filter_bar import FilterBar
+
+    bars = [widget for widget in DashboardScreen().compose() if isinstance(widget, FilterBar)]
+    assert len(bars) == 1 and not bars[0].display

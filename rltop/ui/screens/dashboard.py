@@ -91,7 +91,11 @@ class DashboardScreen(Screen):
         yield AlertStrip(id="alerts")
         yield ChartGrid(id="grid")
         yield MetricBoard(id="board")
-        yield FilterBar(id="filter-bar")
+        # Hidden from the start, not from on_mount: a preloaded run can be shown before the screen's
+        # Mount, and the grid's height counts the filter bar's line while it is displayed.
+        filter_bar = FilterBar(id="filter-bar")
+        filter_bar.display = False
+        yield filter_bar
         yield Footer()
 
     @property
@@ -115,7 +119,6 @@ class DashboardScreen(Screen):
         return self.query_one(RunsOverview)
 
     def on_mount(self) -> None:
-        self.query_one(FilterBar).display = False
         # A preloaded store can be shown before this screen is mounted: keep what is shown.
         self.show_overview(self._overview_rows)
         self.grid.display = self._shown_view is not None and self.grid.display
