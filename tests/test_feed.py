@@ -101,3 +101,25 @@ def test_load_goes_through_the_feed_and_keeps_file_times(trl_dir):
     (path,) = (trl_dir / "grpo_healthy").glob("runs/*/events.out.tfevents.*")
     assert run.last_change_time == path.stat().st_mtime  # staleness of data on disk: its mtime
     assert run.config is not None and run.scalar_count() > 0
+
+
+def test_a_batch_settled_with_join_is_adopted_without_another_copy(monkeypatch):
+    """The watcher settles a batch with ``join=True`` in its own thread: the consumer's thread then
+    joins nothing, and the new series keeps the joined columns as they are."""
+    from rltop.ingest import feed
+
+    held = points("a", "x", [1, 2], [0.5, 0.25])
+    held.extend(points("a", "x", [3], [0.125]).points)
+    batch = ChangeBatch(points=[held])
+    batch.settle(join=True)
+    joined = held.points
+
+    def no_join(parts):
+        raise AssertionError("joined again in the consumer's thread")
+
+    monkeypatch.setattr(feed, "join_points", no_join)
+    store = Store()
+    assert apply_batch(store, batch, consume=True) == [("a", "x", 0)]
+    series = store.runs["a"].series["x"]
+    assert series.steps.tolist() == [1, 2, 3] and series.values.tolist() == [0.5, 0.25, 0.125]
+    assert np.shares_memory(series.values, joined.values)  # adopted, not copied
