@@ -176,9 +176,10 @@ async def test_the_chart_grid_appears_on_large_terminals_and_c_toggles_it():
 
 
 async def test_the_first_grid_of_a_preloaded_run_already_has_its_final_shape(monkeypatch):
-    """A preloaded run is shown before the screen's Mount: the grid computed then is the one that
-    stays. Its height once counted the filter bar's line (hidden only at Mount), and a screenshot
-    taken before the next layout pass showed charts one line short."""
+    """A preloaded run can be shown before the screen's Mount: the grid computed then is the one
+    that stays. Its height once counted the filter bar's line (hidden only at Mount), and a
+    screenshot taken before the next layout pass showed charts one line short. This catches that
+    only in the starts where the run is shown first; the test below catches it every time."""
     from rltop.ui.widgets.chart_grid import ChartGrid
 
     shapes: list[tuple[int, int, int]] = []

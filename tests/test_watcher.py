@@ -200,6 +200,40 @@ def test_a_consumer_that_follows_progress_gets_the_first_read_in_one_batch(tmp_p
     wait_for(lambda: consumer.points("a", "loss") == expected["a"], "live points")
 
 
+def test_the_watcher_hands_each_tag_over_joined(tmp_path, monkeypatch, stop_all):
+    """The first read's parts of a tag (one per split of the held columns) are joined in the
+    watcher's thread: the consumer's thread joins nothing and gets every point, in order."""
+    from rltop.ingest import feed
+    from rltop.ingest.tfrecord.reader import EventFileReader
+
+    monkeypatch.setattr(EventFileReader.__init__, "__defaults__", (4096,))  # reads of 4 kB
+    monkeypatch.setattr(feed, "SPLIT_POINTS", 64)  # a split after every small read
+    joins: list[str] = []
+    join_points = feed.join_points
+
+    def recording_join(parts):
+        joins.append(threading.current_thread().name)
+        return join_points(parts)
+
+    monkeypatch.setattr(feed, "join_points", recording_join)
+    log = EventLog(tmp_path / "a")
+    expected = {tag: log.add(tag, range(1, 401)) for tag in ("loss", "kl")}
+    watcher, consumer = start_watcher([tmp_path], "polling", on_progress=lambda *told: None)
+    stop_all(watcher)
+    (first,) = _point_batches(consumer)
+    assert joins and threading.main_thread().name not in joins  # several parts, joined over there
+
+    def no_join(parts):
+        raise AssertionError("joined in the consumer's thread")
+
+    monkeypatch.setattr(feed, "join_points", no_join)
+    store = Store()
+    apply_batch(store, first, consume=True)
+    series = store.runs["a"].series
+    assert {tag: list(zip(series[tag].steps.tolist(), series[tag].values.tolist()))
+            for tag in expected} == expected
+
+
 def test_progress_of_several_followers_adds_up_and_goes_with_each_batch(tmp_path):
     """A local root and a remote one each hold a first read: the consumer is told their sum, and
     a follower's batch says what the other still holds (its runs found stay counted)."""
