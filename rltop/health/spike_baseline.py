@@ -40,7 +40,9 @@ def spike_references(values: np.ndarray, start: int, memo: dict[str, Any], windo
     need = max(need, 1)
     memo.setdefault("recent", deque())
     memo.setdefault("ordered", [])
-    new = values[start:]
+    # In float64 once, here: the speculation compares in it (numpy 1 compares float32 in float32),
+    # and the point-by-point loop gets the same Python floats either way (float32 widens exactly).
+    new = np.asarray(values[start:], dtype=np.float64)
     references = [np.nan] * len(new)
     offset = max(warmup - start, 0)  # the warm-up never enters the baseline
     # Speculation starts on a full window, once judging has begun, and with a positive floor:
@@ -95,7 +97,7 @@ def _speculate(new: np.ndarray, offset: int, out: np.ndarray, memo: dict[str, An
     base = np.array(memo["recent"], dtype=np.float64)  # the last `window` normal points, oldest first
     stretch, kept, wasted = _STRETCH[0], 0, 0
     while len(new) - offset >= SPECULATE_FROM and wasted <= _WASTE * kept + _STRETCH[1]:
-        part = new[offset : offset + stretch].astype(np.float64)
+        part = new[offset : offset + stretch]
         joined = np.concatenate([base, part])
         # Row j: the window before part[j], if no point of the stretch before j is a spike.
         reference = np.maximum(window_medians(sliding_window_view(joined[:-1], window)), floor)
@@ -114,7 +116,7 @@ def _speculate(new: np.ndarray, offset: int, out: np.ndarray, memo: dict[str, An
         # The points right after a spike are often spikes too (an episode): while they are, the
         # baseline does not move, so they are judged against it at once.
         held = reference[first]
-        after = new[offset : offset + stretch].astype(np.float64)  # (numpy 1 compares float32 in float32)
+        after = new[offset : offset + stretch]
         normal = np.flatnonzero(after < limit * held)
         spiked = int(normal[0]) if len(normal) else len(after)
         out[offset : offset + spiked] = held
