@@ -2,10 +2,13 @@
 
 Sequential by nature: whether a point is a spike decides whether it enters the baseline. A live
 batch is judged point by point, the window kept in a sorted list (O(log n) a point, about 1 µs in
-Python). A whole history (100k points of a grad norm) is judged by speculation instead: spikes are
-rare, so the medians of a stretch of points are computed at once as if none of them were a spike,
-and kept up to the first one that is; the next stretch starts after it. Both ways give the same
-numbers, bit for bit (`tests/test_spike_baseline.py`).
+Python). A whole history (100k points of a grad norm) is judged by speculation instead: a baseline
+moves slowly, so the points of a stretch are guessed to be spikes or not against the baseline
+before it, the medians of the whole stretch are computed at once on that guess, and they are kept
+up to the first point they judge otherwise than the guess; the next stretch starts after it. Rare
+spikes, episodes of spikes and a baseline held at its floor (a value loss below zero leaves only
+the floor) are all guessed right. Both ways give the same numbers, bit for bit
+(`tests/test_spike_baseline.py`).
 """
 
 from __future__ import annotations
@@ -22,11 +25,11 @@ from rltop.health.robust import window_medians
 SPECULATE_FROM = 512
 """Fewer new points than this (a live batch) are judged one by one."""
 _STRETCH = (256, 4096)
-"""Points judged at once: a stretch without a spike doubles the next one, a spike quarters it
+"""Points judged at once: a stretch guessed right doubles the next one, a wrong guess quarters it
 (4096 windows of 50 doubles stay in the CPU cache)."""
 _WASTE = 4
-"""Medians computed and thrown away (after a spike) may reach this many times the points kept;
-beyond that the spikes are too dense to guess past, and the rest is judged one by one."""
+"""Medians computed and thrown away (after a wrong guess) may reach this many times the points kept;
+beyond that the baseline moves too much to guess past, and the rest is judged one by one."""
 
 
 def spike_references(values: np.ndarray, start: int, memo: dict[str, Any], window: int, warmup: int,
@@ -95,36 +98,40 @@ def _speculate(new: np.ndarray, offset: int, out: np.ndarray, memo: dict[str, An
     """Judge ``new[offset:]`` in stretches (see the module) into ``out``; return where the rest is
     left to `_one_by_one`. The memo's window is rebuilt from the last normal points."""
     base = np.array(memo["recent"], dtype=np.float64)  # the last `window` normal points, oldest first
+    held = _baseline(base, floor)
     stretch, kept, wasted = _STRETCH[0], 0, 0
     while len(new) - offset >= SPECULATE_FROM and wasted <= _WASTE * kept + _STRETCH[1]:
         part = new[offset : offset + stretch]
-        joined = np.concatenate([base, part])
-        # Row j: the window before part[j], if no point of the stretch before j is a spike.
-        reference = np.maximum(window_medians(sliding_window_view(joined[:-1], window)), floor)
-        spikes = np.flatnonzero(part >= limit * reference) if limit is not None else ()
-        if not len(spikes):
-            out[offset : offset + len(part)] = reference
-            base = joined[-window:]
-            offset += len(part)
-            kept += len(part)
-            stretch = min(2 * stretch, _STRETCH[1])
-            continue
-        first = int(spikes[0])
-        out[offset : offset + first + 1] = reference[: first + 1]
-        base = joined[first : first + window]  # part[first] stays out of the baseline
-        offset += first + 1
-        # The points right after a spike are often spikes too (an episode): while they are, the
-        # baseline does not move, so they are judged against it at once.
-        held = reference[first]
-        after = new[offset : offset + stretch]
-        normal = np.flatnonzero(after < limit * held)
-        spiked = int(normal[0]) if len(normal) else len(after)
-        out[offset : offset + spiked] = held
-        offset += spiked
-        kept += first + 1 + spiked
-        wasted += len(part) - first - 1
-        stretch = max(stretch // 4, _STRETCH[0])
+        # The guess: the baseline holds still through the stretch, so a point is a spike when it
+        # is at or above the limit of the baseline now.
+        guess = part >= limit * held if limit is not None else np.zeros(len(part), dtype=bool)
+        normal = ~guess
+        joined = np.concatenate([base, part[normal]])
+        # Window i: the `window` normal points before the i-th normal point of the stretch. A point
+        # is judged against the window of the normal points before it, if the guess was right so far.
+        before = np.cumsum(normal) - normal
+        reference = np.maximum(window_medians(sliding_window_view(joined, window)), floor)[before]
+        found = part >= limit * reference if limit is not None else guess
+        wrong = np.flatnonzero(found != guess)
+        # Every point up to the first wrong guess is judged right, that one included (its baseline
+        # came from right guesses only).
+        end = int(wrong[0]) + 1 if len(wrong) else len(part)
+        out[offset : offset + end] = reference[:end]
+        last, count = end - 1, int(before[end - 1])  # normal points of the stretch before the last
+        if found[last]:  # a spike: the baseline does not move
+            base = joined[count : count + window]
+        else:
+            base = np.concatenate([joined[count + 1 : count + window], part[last : last + 1]])
+        held = float(reference[last]) if found[last] else _baseline(base, floor)
+        offset += end
+        kept += end
+        wasted += len(part) - end
+        stretch = min(2 * stretch, _STRETCH[1]) if end == len(part) else max(stretch // 4, _STRETCH[0])
     memo["recent"] = deque(base.tolist())
     memo["ordered"] = sorted(memo["recent"])
     return offset
 
+
+def _baseline(window: np.ndarray, floor: float) -> float:
+    """The baseline a full window of normal points gives the next point."""
+    return max(float(window_medians(window[None, :])[0]), floor)
