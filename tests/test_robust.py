@@ -10,7 +10,7 @@ from rltop.health import robust
 from rltop.health.robust import rolling_median, trailing_median, window_medians
 
 
-@pytest.mark.parametrize("width", [1, 2, 3, 49, 50, 51])
+@pytest.mark.parametrize("width", [1, 2, 3, 4, 49, 50, 51, 130])  # 130: maxima along rows
 def test_window_medians_equal_numpy_median_bit_for_bit(width, monkeypatch):
     monkeypatch.setattr(robust, "_MEDIAN_ROWS", 64)  # many blocks, and a short last one
     rng = np.random.default_rng(width)
