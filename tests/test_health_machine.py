@@ -24,7 +24,10 @@ def _run(values: np.ndarray, cuts: list[int], warn=(3, 5), crit=(4, 5), clear=(3
         low = high
     episodes = [(e.first_step, e.raised_step, e.end_step, int(e.level), e.worst.step)
                 for e in (tracker.past_worst, tracker.last_closed, tracker.current) if e is not None]
-    return np.concatenate(levels), episodes, tracker.past_count, tracker.critical_closed
+    # Every closed episode's level, first and last step, and the worst point of all.
+    peak = tracker.peak
+    return (np.concatenate(levels), episodes, tracker.past_count, tracker.critical_closed, tracker.closed,
+            peak and (peak.step, peak.value, peak.stat, peak.severity))
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -48,7 +51,7 @@ def test_levels_follow_m_of_n_and_hysteresis() -> None:
                        0.6, 0.45, 0.45, 0.45,  # under 0.5 but not under 0.8 * 0.5: still warn
                        0.1, 0.1, 0.1,  # three good points in a row: cleared at point 16
                        0.1])
-    levels, episodes, count, _ = _run(values, [])
+    levels, episodes, count, *_ = _run(values, [])
     assert levels.tolist() == [0] * 8 + [1] * 7 + [0] * 2
     # first beyond-threshold point of the raising window, raised at, last warn point
     assert episodes[0][:3] == (5, 9, 15) and count == 1

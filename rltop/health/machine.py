@@ -116,7 +116,9 @@ class Tracker:
         # It starts with `pad` zeros (the longest window), so every window's start is a plain slice.
         pad = self.memory + 1
         total = flag_rows.shape[1]
-        sums = np.zeros((4, pad + total), dtype=np.int64)
+        # int32: half the memory traffic of int64 (the sums and the maxima below took 40 % of
+        # a bulk judgement); a history of 2**31 points is far beyond any run.
+        sums = np.zeros((4, pad + total), dtype=np.int32)
         np.cumsum(flag_rows, axis=1, out=sums[:, pad:])
 
         def count(row: int, window: int) -> np.ndarray:
@@ -194,7 +196,7 @@ class Tracker:
         than the last clearing (or it was active before the chunk and nothing cleared it since).
         """
         cleared = all_good & ~enter
-        index = np.arange(len(enter))
+        index = np.arange(len(enter), dtype=np.int32)
         last_enter = np.maximum.accumulate(np.where(enter, index, -1))
         last_clear = np.maximum.accumulate(np.where(cleared, index, -1))
         return (last_enter > last_clear) | (was_active & (last_clear < 0))
@@ -212,24 +214,28 @@ class Tracker:
         edges = np.concatenate(([0], bounds[bounds > 0], [len(levels)]))
         begins, ends = edges[:-1], edges[1:]
         stretch_levels = levels[begins].tolist()
+        firsts = self._first_steps(ext_steps, beyond, held + begins).tolist()
         worst = _first_maxima(flags.severity, begins, ends)
         columns = (values, flags.stat, flags.ref, flags.severity)
         worst_points = zip(steps[worst].tolist(),
                            *(np.asarray(column[worst], dtype=np.float64).tolist() for column in columns))
-        for begin, end, code, fields in zip(begins.tolist(), ends.tolist(), stretch_levels, worst_points):
+        begin_steps = steps[begins].tolist()
+        before_steps = steps[np.maximum(begins - 1, 0)].tolist()
+        for begin, end, code, fields, first, begin_step, before_step in zip(
+                begins.tolist(), ends.tolist(), stretch_levels, worst_points, firsts, begin_steps, before_steps):
             if code == 0:
-                self._close(int(steps[begin - 1]) if begin > 0 else None)
+                self._close(before_step if begin > 0 else None)
                 continue
             level = _LEVELS[code]
             if self.current is None:
-                self.current = Episode(self._first_step(ext_steps, beyond, held + begin), int(steps[begin]))
+                self.current = Episode(first, begin_step)
             episode = self.current
             point = Point(*fields)
             if episode.worst is None or (level, point.severity) > (episode.level, episode.worst.severity):
                 episode.worst = point
             self._note_peak(point)
             if level == Level.CRITICAL and episode.critical_step is None:
-                episode.critical_step = int(steps[begin])
+                episode.critical_step = begin_step
             episode.level = max(episode.level, level)
             episode.points += end - begin
         self.level = Level(int(levels[-1]))
@@ -242,12 +248,15 @@ class Tracker:
         if self.peak is None or point.severity > self.peak.severity:
             self.peak = point
 
-    def _first_step(self, ext_steps: np.ndarray, beyond: np.ndarray, at: int) -> int:
-        """Earliest point beyond a threshold within the window that raised the alarm at ``at``."""
+    def _first_steps(self, ext_steps: np.ndarray, beyond: np.ndarray, at: np.ndarray) -> np.ndarray:
+        """For each index of ``at``: the step of the earliest point beyond a threshold within the
+        window that would raise the alarm there (its own step if none), for all stretches at once."""
         n = max(self.warn_persistence[1], self.crit_persistence[1])
-        lo = max(0, at - n + 1)
-        hits = np.flatnonzero(beyond[lo : at + 1])
-        return int(ext_steps[lo + hits[0]]) if len(hits) else int(ext_steps[at])
+        hits = np.flatnonzero(beyond)
+        lo = np.maximum(at - n + 1, 0)
+        found = np.searchsorted(hits, lo)
+        first = hits[np.minimum(found, len(hits) - 1)] if len(hits) else at
+        return ext_steps[np.where((found < len(hits)) & (first <= at), first, at)]
 
     def _close(self, end_step: int | None) -> None:
         """The current episode is over (the level cleared)."""
