@@ -221,8 +221,9 @@ class Tracker:
                            *(np.asarray(column[worst], dtype=np.float64).tolist() for column in columns))
         begin_steps = steps[begins].tolist()
         before_steps = steps[np.maximum(begins - 1, 0)].tolist()
-        for begin, end, code, fields, first, begin_step, before_step in zip(
-                begins.tolist(), ends.tolist(), stretch_levels, worst_points, firsts, begin_steps, before_steps):
+        stretches = zip(begins.tolist(), ends.tolist(), stretch_levels, worst_points, firsts, begin_steps,
+                        before_steps)
+        for begin, end, code, fields, first, begin_step, before_step in stretches:
             if code == 0:
                 self._close(before_step if begin > 0 else None)
                 continue
