@@ -73,6 +73,24 @@ def test_bad_arguments_are_one_line_and_exit_2(capsys):
     assert "needs a terminal" in capsys.readouterr().err
 
 
+def test_a_command_imports_no_other_commands_module():
+    # The dashboard's start builds only its own parser; the global help still lists every command.
+    import subprocess
+    import sys
+
+    code = ("import sys; from rltop.cli import build_parser; build_parser('app').parse_args(['app', '.']); "
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('rltop.commands.'))))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = run.stdout.split()
+    assert "rltop.commands.app" in loaded
+    assert not {"rltop.commands.export", "rltop.commands.tail", "rltop.commands.watch",
+                "rltop.commands.completions", "rltop.commands.demo"} & set(loaded), loaded
+    help_text = subprocess.run([sys.executable, "-m", "rltop", "--help"], capture_output=True,
+                               text=True).stdout
+    for name in ("app", "watch", "export", "tail", "snapshot", "completions", "demo"):
+        assert f"    {name}" in help_text
+
+
 def test_demo_no_ui_writes_the_runs(tmp_path, capsys):
     assert main(["demo", "--no-ui", "--dir", str(tmp_path), "--speed", "2000"]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["grpo_healthy", "ppo_unstable"]
