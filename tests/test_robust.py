@@ -48,3 +48,25 @@ def test_trailing_and_rolling_medians_over_a_history_and_one_point_at_a_time(mon
         assert whole_rolling[j] == np.median(values[j - 24 : j + 1])
     np.testing.assert_array_equal(trailing_median(values, 397, 50, 10), whole_trailing[397:])
     np.testing.assert_array_equal(rolling_median(values, 397, 25), whole_rolling[397:])
+
+
+@pytest.mark.parametrize("window", [1, 2, 3, 10, 50])
+def test_window_extremes_equal_a_reduced_sliding_view(window):
+    rng = np.random.default_rng(window)
+    for length in (window, window + 1, 3 * window - 1, 1000):
+        values = rng.normal(size=length)
+        values[rng.choice(length, max(length // 40, 1))] = rng.choice([np.nan, np.inf, -np.inf, 0.0, -0.0])
+        rows = sliding_window_view(values, window)
+        for pick, reduce in ((np.maximum, rows.max), (np.minimum, rows.min)):
+            np.testing.assert_array_equal(robust.window_extremes(values, window, pick), reduce(axis=1))
+
+
+def test_rolling_range_over_a_history_and_point_by_point():
+    rng = np.random.default_rng(3)
+    values = np.round(rng.normal(size=400), 1)
+    values[50:80] = 0.5  # stuck
+    values[200] = np.nan
+    whole = robust.rolling_range(values, 0, 10)
+    one_by_one = np.concatenate([robust.rolling_range(values[: j + 1], j, 10) for j in range(len(values))])
+    np.testing.assert_array_equal(whole, one_by_one)
+    assert np.isnan(whole[:9]).all() and (whole[59:80] == 0).all()
