@@ -176,8 +176,10 @@ class RltopApp(App[int]):
             self.notify(visible(problem), severity="warning", markup=False)
         if self.session is None:
             # Let the first frame ("Reading event files under …") reach the terminal before the
-            # heavy imports block the loop for a moment.
-            self.set_timer(0.03, self._start)
+            # heavy imports (numpy, the health engine: 0.1 s) block the loop: after the screen's
+            # first refresh. (A 30 ms timer often fired first on a busy machine, and the first
+            # frame waited for them.)
+            self.call_after_refresh(self._start)
         else:
             self._start()
 
