@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 
 import pytest
 from ui_helpers import FIXTURES, preloaded_app, wait_until
@@ -75,9 +77,6 @@ def test_bad_arguments_are_one_line_and_exit_2(capsys):
 
 def test_a_command_imports_no_other_commands_module():
     # The dashboard's start builds only its own parser; the global help still lists every command.
-    import subprocess
-    import sys
-
     code = ("import sys; from rltop.cli import build_parser; build_parser('app').parse_args(['app', '.']); "
             "print(' '.join(sorted(m for m in sys.modules if m.startswith('rltop.commands.'))))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
