@@ -20,6 +20,7 @@ from rltop.ingest.storage.local import LocalFile
 from rltop.ingest.tfrecord import reader as reader_module
 from rltop.ingest.tfrecord.crc import masked_crc32c, masked_crc32c_rows
 from rltop.ingest.tfrecord.reader import EventFileReader
+from rltop.ingest.tfrecord.wire import MAX_TEXT
 from rltop.ingest.tfrecord.writer import encode_event, frame_record, scalar_value, text_value
 
 NAME = "events.out.tfevents.1700000000.host"
@@ -215,7 +216,8 @@ def test_a_large_record_written_in_pieces_is_read_once(tmp_path, monkeypatch):
     log.append(scalar(11))
     log.read()
     assert log.steps == list(range(1, 12))
-    assert log.texts == ["x" * (24 << 20)]
+    # Read whole (its CRC checked), kept cut: a text keeps its first MAX_TEXT bytes and says so.
+    assert log.texts == ["x" * MAX_TEXT + f" … [cut: {24 << 20} bytes in all]"]
     assert log.problems == []
     size = log.path.stat().st_size
     # The pending record was never copied nor re-scanned window after window: each byte is read

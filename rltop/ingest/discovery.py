@@ -154,8 +154,8 @@ def _add_single_file(path: str, label: str, found: dict, result: Discovery) -> N
     full = storage.absolute(path)
     kind = sources.claim(storage.name(path))
     if kind is not None and kind.members is not None:
-        members = kind.members(full)
-        if not members:
+        members = _members(kind, full, result)
+        if not members and members is not None:
             result.problems.append(
                 f"{path}: no run in it (not one of the {kind.label}, or none logged yet); skipped"
             )
@@ -172,6 +172,20 @@ def _add_single_file(path: str, label: str, found: dict, result: Discovery) -> N
     directory = kind.run_directory(full)
     name = display_name(label or storage.name(directory))
     _source(found, kind, directory, name).files.append(full)
+
+
+def _members(kind: SourceKind, path: str, result: Discovery) -> list[tuple[str, str]] | None:
+    """The runs inside ``path`` (`SourceKind.members`); None, said as a problem, when listing them
+    failed in a way the kind did not foresee: one damaged file never hides the rest of the tree."""
+    assert kind.members is not None
+    try:
+        return kind.members(path)
+    except storage.Unreachable:
+        raise
+    except Exception as error:
+        why = f"{type(error).__name__}: {error}"
+        result.problems.append(f"{path}: cannot list the runs in it ({why}); skipped")
+        return None
 
 
 def _source(found: dict, kind: SourceKind, directory: str, name: str) -> RunSource:
@@ -200,7 +214,7 @@ def _walk(root: str, label: str, found: dict, result: Discovery) -> None:
                 name = display_name(_join_name(label, relative) or storage.name(root_abs))
                 _source(found, kind, run_directory, name).files.append(full)
                 continue
-            for member, member_directory in kind.members(full):  # a file holding several runs
+            for member, member_directory in _members(kind, full, result) or ():  # several runs in one file
                 name = display_name(_join_name(label, storage.relative(member_directory, root_abs)))
                 _source(found, kind, member_directory, name).files.append(member)
 

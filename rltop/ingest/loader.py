@@ -14,7 +14,7 @@ from rltop.ingest import allocator, sources, storage
 from rltop.ingest.completions import CompletionsFollower, folder_of
 from rltop.ingest.discovery import Discovery, DiscoveryError, compile_filter, discover
 from rltop.ingest.feed import ChangeBatch, Changes, apply_batch, apply_completions
-from rltop.ingest.runfiles import RunFiles
+from rltop.ingest.runfiles import RunFiles, reading_failed
 from rltop.ingest.sessions import SessionGrouper, group_sources
 from rltop.model.run import Run, Store
 
@@ -103,9 +103,14 @@ def _load(
             continue
         run = result.store.run(source.name, source.directory)
         run.source, run.source_note, run.source_label = source.kind, source.note, source.label
-        files = RunFiles(source.name, source.directory, source.files, source.kind)
-        read_run(files, result.store, result.problems, tag_filter)
-        load_completions(result.store.runs[source.name], source.kind, result.problems)
+        try:
+            files = RunFiles(source.name, source.directory, source.files, source.kind)
+            read_run(files, result.store, result.problems, tag_filter)
+            load_completions(result.store.runs[source.name], source.kind, result.problems)
+        except storage.Unreachable:
+            raise
+        except Exception as error:  # one run failing never costs the other runs
+            result.problems.append(reading_failed(source.directory, error))
         for series in result.store.runs[source.name].series.values():
             series.compact()  # a one-shot load will not grow: keep 24 bytes a point, no slack
         if on_progress is not None:

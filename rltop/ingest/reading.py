@@ -8,6 +8,7 @@ the run. The change feed (`rltop.ingest.feed`) turns these into batches for cons
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -34,18 +35,66 @@ class Decoded:
 # (W&B history records, trackio rows) gather them before `points_of` turns them into columns.
 Columns = dict[str, tuple[list[int], list[float], list[float]]]
 
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+OUT_OF_RANGE = "step or value out of range"
 
-def points_of(columns: Columns) -> dict[str, Points]:
-    """Each tag's collected (steps, wall times, values) as `Points` (float64 values, as logged)."""
+
+def step_fits(step: object) -> bool:
+    """True for an integer step that a 64-bit column holds (a step of 2**70 or 1e20 is not a step)."""
+    if isinstance(step, bool):
+        return False
+    try:
+        return INT64_MIN <= operator.index(step) <= INT64_MAX  # type: ignore[arg-type]
+    except TypeError:
+        return False
+
+
+def points_of(columns: Columns, skipped: dict[str, int] | None = None) -> dict[str, Points]:
+    """Each tag's collected (steps, wall times, values) as `Points` (float64 values, as logged).
+
+    Never raises on a value: a point whose step does not fit int64 or whose value does not fit a
+    float64 (a 400-digit integer) is left out and counted in ``skipped`` under `OUT_OF_RANGE`, so
+    the reader can say it once; one odd point never costs the tag's other points.
+    """
     import numpy as np
 
     from rltop.model.series import Points
 
-    return {
-        tag: Points(np.asarray(steps, dtype=np.int64), np.asarray(walls, dtype=np.float64),
-                    np.asarray(values, dtype=np.float64), single_precision=False)
-        for tag, (steps, walls, values) in columns.items()
-    }  # fmt: skip
+    result: dict[str, Points] = {}
+    for tag, (steps, walls, values) in columns.items():
+        try:
+            columns_of = (np.asarray(steps, dtype=np.int64), np.asarray(walls, dtype=np.float64),
+                          np.asarray(values, dtype=np.float64))  # fmt: skip
+        except (OverflowError, TypeError, ValueError):
+            kept = [point for point in zip(steps, walls, values) if _fits(point)]
+            if skipped is not None:
+                skipped[OUT_OF_RANGE] = skipped.get(OUT_OF_RANGE, 0) + len(steps) - len(kept)
+            if not kept:
+                continue
+            columns_of = (np.array([p[0] for p in kept], dtype=np.int64),
+                          np.array([p[1] for p in kept], dtype=np.float64),
+                          np.array([p[2] for p in kept], dtype=np.float64))  # fmt: skip
+        result[tag] = Points(*columns_of, single_precision=False)
+    return result
+
+
+def _fits(point: tuple[object, object, object]) -> bool:
+    """One (step, wall, value) that int64/float64 columns hold."""
+    step, wall, value = point
+    if not step_fits(step):
+        return False
+    try:
+        float(wall)  # type: ignore[arg-type]
+        float(value)  # type: ignore[arg-type]
+    except (OverflowError, TypeError, ValueError):
+        return False
+    return True
+
+
+def skipped_message(path: str, skipped: dict[str, int]) -> str:
+    """One line for the points a reader left out of ``path``: "…: 3 points skipped (step or value …)"."""
+    parts = [f"{n} point{'s' if n != 1 else ''} skipped ({why})" for why, n in skipped.items() if n]
+    return f"{path}: {'; '.join(parts)}"
 
 
 @dataclass

@@ -4,15 +4,22 @@
 file is always read the same way: from its offset, in its kind's reading order (event files: the
 writers' start times), with a lasting error (a file that cannot be opened) reported once rather
 than on every poll. A kind read from its newest file only (trainer_state.json) has one reader,
-which follows the newest of the run's files (`paths` is then that one file).
+which follows the newest of the run's files (`paths` is then that one file). A reader that raises
+(it should report problems as text) costs only its own file: `RunFiles.read` says it once.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rltop.ingest import sources
+from rltop.ingest import sources, storage
 from rltop.ingest.reading import ReadResult, SourceReader
+
+
+def reading_failed(path: str, error: Exception) -> str:
+    """The one line said when reading ``path`` raised where a reader should have reported."""
+    return (f"{path}: reading failed ({type(error).__name__}: {error}); the points read before are "
+            "kept, the other runs are read as usual; please report it")  # fmt: skip
 
 
 @dataclass
@@ -92,7 +99,12 @@ class RunFiles:
 
     def read(self, path: str) -> FileRead:
         """Read one window of what is new in ``path`` (call again while ``.more``)."""
-        result = self.readers[path].read()
+        try:
+            result = self.readers[path].read()
+        except storage.Unreachable:
+            raise  # the whole store: the watcher retries the root with back-off
+        except Exception as error:  # a reader's bug costs this file's next points, never another run
+            result = ReadResult(problems=[reading_failed(path, error)])
         problems = result.problems
         if problems and not result.bytes_read:
             # The same error on every poll (a file we may not open) is said once, until it clears.

@@ -15,14 +15,20 @@ import re
 from rltop.ingest import storage
 from rltop.ingest.reading import SourceKind, SourceReader
 
-EVENT_PREFIX = "events.out.tfevents."
+MARK = "tfevents"  # what TensorBoard looks for in a name
 SESSIONS_FOLDER = "runs"  # transformers' TensorBoardCallback writes <output_dir>/runs/<datetime>_<host>
 _TIMESTAMP = re.compile(r"^events\.out\.tfevents\.(\d+(?:\.\d+)?)")
 
 
 def is_event_file(name: str) -> bool:
-    """True for TensorBoard event file names (``events.out.tfevents.<time>.<host>...``)."""
-    return name.startswith(EVENT_PREFIX) and not name.endswith((".tmp", ".swp", "~"))
+    """True for the names TensorBoard reads as event files: any name holding ``tfevents``.
+
+    Writers name them ``events.out.tfevents.<time>.<host>...``, but TensorBoard (and so tbparse)
+    reads every file whose name contains ``tfevents`` (``io_wrapper.IsTensorFlowEventsFile``), and
+    users rename them (``run1.tfevents``): rltop reads what TensorBoard reads. Editors' and
+    writers' temporary copies are left out.
+    """
+    return MARK in name and not name.endswith((".tmp", ".swp", "~"))
 
 
 def event_file_order(name: str) -> tuple[float, str]:

@@ -26,7 +26,7 @@ from rltop.ingest.feed import (
     ChangeBatch,
     RunEvent,
 )
-from rltop.ingest.runfiles import RunFiles
+from rltop.ingest.runfiles import RunFiles, reading_failed
 from rltop.ingest.sessions import SessionGrouper, in_time_order
 from rltop.model.durations import format_duration
 
@@ -88,6 +88,7 @@ class Tracker:
         self._unknown: set[str] = set()  # changed files not explained yet by a rescan
         self._unexplained: set[str] = set()  # ... nor by the last one: ignored until the next tick
         self._polls = 0
+        self._isolated: set[str] = set()  # reading failures already said (`_isolate`)
         self.grouper = SessionGrouper()
         self.flush_due = False  # the next read is one large record: deliver the points before it
         self.rescan_due = False  # a file vanished since the last listing: list the runs again
@@ -262,14 +263,26 @@ class Tracker:
             for path in tracked.files.paths:
                 if path not in self._dirty:
                     continue
-                while True:
-                    if should_stop():
-                        return
-                    more = self._read_window(tracked, path)
-                    after_window()
-                    if not more:
-                        break
+                try:
+                    while True:
+                        if should_stop():
+                            return
+                        more = self._read_window(tracked, path)
+                        after_window()
+                        if not more:
+                            break
+                except storage.Unreachable:
+                    raise  # the whole store, not this file: the watcher retries the root
+                except Exception as error:  # beyond the reader (`RunFiles.read`): the same, for this file
+                    self._isolate(tracked, path, error)
                 self._dirty.discard(path)
+
+    def _isolate(self, tracked: TrackedRun, path: str, error: Exception) -> None:
+        """Say once (per file and error) that reading ``path`` failed; the other runs read on."""
+        message = reading_failed(path, error)
+        if message not in self._isolated:
+            self._isolated.add(message)
+            self._event(FILE_ERROR, tracked.name, message)
 
     def _read_window(self, tracked: TrackedRun, path: str) -> bool:
         first_read = path not in tracked.caught_up
@@ -357,7 +370,13 @@ class Tracker:
                 continue
             if not force and (storage.is_remote(follower.directory) or not follower.due()):
                 continue
-            update = follower.scan()
+            try:
+                update = follower.scan()
+            except storage.Unreachable:
+                raise
+            except Exception as error:  # as for a run's files: its completions only
+                self._isolate(tracked, follower.directory, error)
+                continue
             for problem in update.problems:
                 self._event(FILE_ERROR, tracked.name, problem)
             update.problems = []

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rltop.ingest import storage
-from rltop.ingest.reading import Decoded, ReadResult, SourceKind
+from rltop.ingest.reading import OUT_OF_RANGE, Decoded, ReadResult, SourceKind, skipped_message, step_fits
 from rltop.ingest.storage import Unreachable
 
 if TYPE_CHECKING:
@@ -59,6 +59,7 @@ class TrainerState:
     scalars: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # tag -> (steps, values)
     config: dict[str, Any] = field(default_factory=dict)
     global_step: int | None = None
+    skipped: dict[str, int] = field(default_factory=dict)  # why -> points left out (odd steps or values)
 
 
 def tag_of(key: str) -> str:
@@ -86,6 +87,7 @@ def parse_trainer_state(data: bytes | str) -> TrainerState:
     if not isinstance(document, dict) or not isinstance(document.get("log_history"), list):
         raise TrainerStateError("no log_history list (not a transformers trainer_state.json)")
     columns: dict[str, tuple[list[int], list[float]]] = {}
+    odd = 0  # points whose step or value no 64-bit column holds (a step of 2**70, a 400-digit value)
     for entry in document["log_history"]:
         if not isinstance(entry, dict):
             continue
@@ -95,15 +97,22 @@ def parse_trainer_state(data: bytes | str) -> TrainerState:
         for key, value in entry.items():
             if key in _NOT_METRICS or isinstance(value, bool) or not isinstance(value, (int, float)):
                 continue  # null (an all-NaN metric), strings, nested values: not points
+            try:
+                number = float(value)
+            except OverflowError:
+                number = None
+            if number is None or not step_fits(step):
+                odd += 1
+                continue
             steps, values = columns.setdefault(tag_of(key), ([], []))
             steps.append(step)
-            values.append(float(value))
-    state = TrainerState()
+            values.append(number)
+    state = TrainerState(skipped={OUT_OF_RANGE: odd} if odd else {})
     for tag, (steps, values) in columns.items():
         state.scalars[tag] = (np.asarray(steps, dtype=np.int64), np.asarray(values, dtype=np.float64))
     state.config = {k: document[k] for k in CONFIG_FIELDS if _plain(document.get(k))}
     step = document.get("global_step")
-    state.global_step = step if isinstance(step, int) and not isinstance(step, bool) else None
+    state.global_step = step if step_fits(step) else None
     return state
 
 
@@ -113,7 +122,9 @@ def _plain(value: Any) -> bool:
         return False
     if isinstance(value, float):
         return math.isfinite(value)
-    return isinstance(value, (int, str))
+    if isinstance(value, int):
+        return step_fits(value)  # a 400-digit integer is no setting a rule can use
+    return isinstance(value, str)
 
 
 def file_step(path: str) -> float:
@@ -138,6 +149,7 @@ class TrainerStateReader:
         self._version: object = None  # the read file's version when it was last parsed
         self._invalid: str | None = None  # why the file read last is not a usable trainer_state.json
         self._said: str | None = None
+        self._skipped_said = 0  # odd points already said (`TrainerState.skipped`)
 
     pending_bytes = 0  # a JSON file is read whole: nothing waits for the rest of a record
 
@@ -153,10 +165,12 @@ class TrainerStateReader:
         self._delivered = {}
         self._version = None
         self._invalid = self._said = None
+        self._skipped_said = 0
 
     def unfinished(self) -> str | None:
-        """Why the newest file could not be used (one-shot loads say it), None when it was read."""
-        return self._invalid
+        """Why the newest file could not be used, when the read did not say it already (one-shot
+        loads say it); None when it was read."""
+        return None if self._invalid == self._said else self._invalid
 
     def read(self) -> ReadResult:
         """The points the newest file adds (nothing, without a download, when it did not change)."""
@@ -185,6 +199,10 @@ class TrainerStateReader:
             return result
         self._invalid = self._said = None
         self._version = stat.version
+        odd = sum(state.skipped.values())
+        if odd > self._skipped_said:  # said once, and again only when a newer file skips more
+            self._skipped_said = odd
+            result.problems.append(skipped_message(self.path, state.skipped))
         self._take(state, stat.mtime, result)
         return result
 

@@ -87,8 +87,15 @@ class LocalBackend:
         return LocalFile(path)
 
     def walk(self, root: str, on_problem: Callable[[str], None]) -> Iterator[tuple[str, list[str]]]:
-        """``os.walk`` (following symlinks, each directory once: a loop is said and skipped)."""
+        """``os.walk`` following symlinks that stay inside the tree, each directory once.
+
+        A symlink to a folder inside the tree is an alias (wandb's ``latest-run``): read once, under
+        the folder's own name; a loop is said and skipped. A symlink to a folder *outside* the tree
+        is not followed, and said: a link to ``/usr`` or to a shared scratch area must not make
+        rltop walk it all; give its target as a path to read it.
+        """
         seen: set[tuple[int, int]] = set()
+        inside = os.path.realpath(root).rstrip(os.sep) + os.sep
 
         def on_error(error: OSError) -> None:
             on_problem(f"{error.filename}: cannot list directory ({error.strerror}); skipped")
@@ -106,6 +113,7 @@ class LocalBackend:
                 subdirs[:] = []  # an alias of a folder read already (wandb's latest-run): read once
                 continue
             seen.add(key)
+            subdirs[:] = [name for name in subdirs if _stays_inside(directory, name, inside, on_problem)]
             # Real folders before symlinks to folders: a folder and its alias are read under the
             # folder's own name (wandb/offline-run-…, not wandb/latest-run).
             subdirs.sort(key=lambda name: (os.path.islink(os.path.join(directory, name)), name))
@@ -120,6 +128,18 @@ class LocalBackend:
         except OSError:
             return False
         return False
+
+
+def _stays_inside(directory: str, name: str, inside: str, on_problem: Callable[[str], None]) -> bool:
+    """False, said once per walk, for a symlinked folder whose target lies outside the tree."""
+    path = os.path.join(directory, name)
+    if not os.path.islink(path):
+        return True
+    target = os.path.realpath(path)
+    if (target + os.sep).startswith(inside):
+        return True
+    on_problem(f"{path}: a symlink out of the tree (to {target}); not followed (give it as a path to read)")
+    return False
 
 
 def _is_loop(directory: str) -> bool:

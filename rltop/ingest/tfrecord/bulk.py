@@ -114,9 +114,10 @@ def _decode(data, starts, lengths, plugins: dict[str, str], tensors: bool,
     watched = _Watched(plugins) if fast.tensor_tags else plugins
     # tag -> list of (record index, step, wall, value, single) from the slow path
     slow_points: dict[str, list[tuple[int, int, float, float, bool]]] = {}
+    view = memoryview(data)  # payload slices without copies (a text record may be huge)
     for index in slow[slow_ok].tolist():
         start = int(starts[index])
-        payload = data[start : start + int(lengths[index])]
+        payload = view[start : start + int(lengths[index])]
         try:
             event = decode_event(payload, watched)
         except (WireError, ValueError, OverflowError, UnicodeError):

@@ -54,6 +54,9 @@ class FrameScan:
     # The record at ``consumed`` is complete but fails its payload CRC, and nothing valid follows it:
     # its bytes may not have landed yet (set by `rltop.ingest.tfrecord.torn`).
     retry: bool = False
+    # The damage at the end ran past `MAX_BLOCKED` and the scan gave up on it at ``consumed``: the
+    # next window may continue the same damaged span (one span, one report).
+    gave_up: bool = False
 
 
 def strided_view(buf: bytes | memoryview, dtype: str) -> np.ndarray:
@@ -113,15 +116,17 @@ def scan_frames(data: bytes) -> FrameScan:
         damage.append((pos, resync - pos))
         pos = resync
 
-    if blocked_at is not None and n - blocked_at > MAX_BLOCKED:
+    gave_up = blocked_at is not None and n - blocked_at > MAX_BLOCKED
+    if gave_up:
         resume = n - KEEP_AFTER_GIVING_UP
         damage.append((blocked_at, resume - blocked_at))
         blocked_at, pos = None, resume
     record_starts = np.concatenate(found_starts) if found_starts else np.empty(0, np.int64)
     record_lengths = np.concatenate(found_lengths) if found_lengths else np.empty(0, np.int64)
     return FrameScan(
-        record_starts + HEADER, record_lengths, pos, merge_spans(damage), blocked_at, waiting_length
-    )
+        record_starts + HEADER, record_lengths, pos, merge_spans(damage), blocked_at, waiting_length,
+        gave_up=gave_up,
+    )  # fmt: skip
 
 
 def valid_headers(data: bytes | memoryview, start: int = 0) -> Iterator[tuple[int, int]]:
@@ -217,9 +222,13 @@ def _candidates(buf: np.ndarray, u64: np.ndarray, u32: np.ndarray, n: int, start
     length CRC checks."""
     if n - start < OVERHEAD + 1:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    cand = np.flatnonzero(buf[start + HEADER : n] == 0x09)
-    if start:
-        cand += start
+    # Block by block: the comparison's mask is a byte per byte, and a window holding one huge
+    # record (a 500 MB text summary) must not cost a second buffer of its size.
+    blocks = [
+        np.flatnonzero(buf[block + HEADER : min(block + _RESYNC_WINDOW, n - HEADER) + HEADER] == 0x09) + block
+        for block in range(start, n - HEADER, _RESYNC_WINDOW)
+    ]
+    cand = np.concatenate(blocks) if len(blocks) != 1 else blocks[0]
     if cand.size == 0:
         return cand.astype(np.int64), cand.astype(np.int64)
     # A length of 2^63 or more reads as negative: "does not fit", like any other too large.
@@ -294,12 +303,19 @@ def _general_resync(data, u64, u32, buf, start: int, stop: int) -> int | None:
     n = len(data)
     last = min(stop, n - OVERHEAD)
     for window in range(start, last, _RESYNC_WINDOW):
-        pos = np.arange(window, min(window + _RESYNC_WINDOW, last), dtype=np.int64)
-        lengths = u64[pos]
-        fits = (lengths < MAX_RECORD) & (pos + OVERHEAD + lengths.astype(np.int64) <= n)
-        pos, lengths = pos[fits], lengths[fits].astype(np.int64)
-        if pos.size == 0:
+        end = min(window + _RESYNC_WINDOW, last)
+        low, high, stored = u32[window:end], u32[window + 4 : end + 4], u32[window + 8 : end + 8]
+        # On slices of the strided views (no gather): a length below MAX_RECORD has a zero high
+        # half, and a header's 12 bytes are never all zero (the length CRC of a zero length is
+        # not zero), so a zero-filled stretch (a preallocated or sparse file) costs a few passes
+        # of comparisons instead of a CRC per byte.
+        maybe = np.flatnonzero((high == 0) & (low < MAX_RECORD) & ((low | stored) != 0))
+        if maybe.size == 0:
             continue
+        pos = maybe + window
+        lengths = low[maybe].astype(np.int64)
+        fits = pos + OVERHEAD + lengths <= n
+        pos, lengths = pos[fits], lengths[fits]
         pos, lengths = _filter_length_crc(u32, pos, lengths)
         for p, length in zip(pos.tolist(), lengths.tolist()):
             crc = masked_crc32c_rows(buf, np.array([p + HEADER]), np.array([length]))[0]

@@ -224,7 +224,8 @@ class EventFileReader:
             self._open_damage = None
         spans = merge_spans(spans)
         new_offset = base + scan.consumed
-        if spans and spans[-1][0] + spans[-1][1] == new_offset and scan.blocked_at is not None:
+        ends_open = scan.blocked_at is not None or scan.gave_up  # the next window may continue it
+        if spans and spans[-1][0] + spans[-1][1] == new_offset and ends_open:
             self._open_damage = spans.pop()[0]
         for where, skipped in spans:
             result.problems.append(

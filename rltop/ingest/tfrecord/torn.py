@@ -61,7 +61,7 @@ def recover(
     starts, lengths, damage, tail = _resolve(data, buf, u32, level, len(data), True, at_eof, 0, budget)
     return FrameScan(
         starts + HEADER, lengths, tail.consumed, merge_spans(damage), tail.blocked_at, tail.waiting_length,
-        tail.retry,
+        tail.retry, gave_up=scan.gave_up and tail.consumed == scan.consumed,
     )  # fmt: skip
 
 

@@ -6,6 +6,9 @@ else (graphs, histograms, images, audio, session logs) by wire type, so unknown 
 never break it. Field numbers are those of tensorboard/compat/proto/{event,summary,tensor}.proto.
 The bulk reader (`rltop.ingest.tfrecord.bulk`) handles the common one-scalar layout with numpy; this module
 is the general path every other event takes.
+
+Fields are sliced from a memoryview of the payload: a 500 MB text summary is never copied level by
+level (Event, Summary.Value, TensorProto, string); a text keeps its first `MAX_TEXT` bytes.
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ _CONTENT_DTYPES: dict[int, str] = {
 
 
 _U64_MASK = (1 << 64) - 1
+MAX_TEXT = 1 << 20
+"""Bytes of a text summary kept (transformers' ``args`` summary is a few KB): a longer text is cut,
+and says so, so that a runaway text record costs its read, not a string of its size in memory."""
 
 
 class WireError(ValueError):
@@ -117,13 +123,13 @@ def decode_event(payload: bytes, plugins: dict[str, str]) -> DecodedEvent:
     metadata only with the first event of a tag, so later tensor values are classified by it.
     """
     event = DecodedEvent()
-    for number, wire_type, value in iter_fields(payload):
+    for number, wire_type, value in iter_fields(memoryview(payload)):
         if number == 1 and wire_type == 1:
             event.wall_time = _DOUBLE.unpack(value)[0]
         elif number == 2 and wire_type == 0:
             event.step = _signed64(value)
         elif number == 3 and wire_type == 2:
-            event.file_version = value.decode("utf-8", "replace")
+            event.file_version = _text(value)
         elif number == 5 and wire_type == 2:
             for vnum, vtype, raw in iter_fields(value):
                 if vnum == 1 and vtype == 2:
@@ -138,7 +144,7 @@ def _decode_value(raw: bytes, plugins: dict[str, str], event: DecodedEvent) -> N
     plugin: str | None = None
     for number, wire_type, value in iter_fields(raw):
         if number == 1 and wire_type == 2:
-            tag = value.decode("utf-8", "replace")
+            tag = _text(value)
         elif number == 2 and wire_type == 5:
             simple = _FLOAT.unpack(value)[0]
         elif number == 8 and wire_type == 2:
@@ -161,7 +167,7 @@ def plugin_name(metadata: bytes) -> str | None:
         if number == 1 and wire_type == 2:
             for pnum, ptype, pvalue in iter_fields(value):
                 if pnum == 1 and ptype == 2:
-                    return pvalue.decode("utf-8", "replace")
+                    return _text(pvalue)
     return None
 
 
@@ -187,13 +193,33 @@ def _decode_tensor(tag: str, raw: bytes, plugin: str | None, event: DecodedEvent
             numbers.extend(_repeated_numbers(number, wire_type, value))
     if dtype == DT_STRING:
         if plugin in (None, "text") and strings:
-            event.texts.append((tag, b"\n".join(strings).decode("utf-8", "replace")))
+            event.texts.append((tag, _joined_text(strings)))
         return
     if plugin not in (None, "scalars") or any(d != 1 for d in dims):
         return  # histograms, images, pr curves... stored as tensors: not scalars
     value = _tensor_scalar(dtype, content, numbers)
     if value is not None:
         event.scalars.append((tag, value, dtype == DT_FLOAT))
+
+
+def _text(raw: bytes | memoryview) -> str:
+    """UTF-8 field bytes as text (undecodable bytes replaced, never an error)."""
+    return str(raw, "utf-8", "replace")
+
+
+def _joined_text(strings: list[memoryview]) -> str:
+    """A text tensor's strings joined by newlines, cut after `MAX_TEXT` bytes (and saying so)."""
+    total = sum(len(part) for part in strings) + len(strings) - 1
+    if total <= MAX_TEXT:
+        return _text(b"\n".join(strings))
+    parts, room = [], MAX_TEXT
+    for part in strings:
+        if room <= 0:
+            break
+        parts.append(part[:room])
+        room -= len(part) + 1
+    kept = _text(b"\n".join(parts)[:MAX_TEXT])
+    return f"{kept} … [cut: {total} bytes in all]"
 
 
 def _shape(raw: bytes) -> list[int]:
