@@ -110,8 +110,12 @@ class CompletionsFollower:
         """True when the folder may be listed again (at most every `MIN_SCAN` seconds)."""
         return self._last_scan is None or self.clock() - self._last_scan >= MIN_SCAN
 
-    def scan(self) -> CompletionsUpdate:
-        """List the folder; summarise new and rewritten files; say which ones were deleted."""
+    def scan(self, final: bool = False) -> CompletionsUpdate:
+        """List the folder; summarise new and rewritten files; say which ones were deleted.
+
+        ``final``: nothing will be read again (a one-shot load), so an unreadable file is said
+        even when it changed just now (live, it may still be being written: it waits `SETTLE`).
+        """
         self._last_scan = self.clock()
         update = CompletionsUpdate()
         listed = self._list(update)
@@ -137,9 +141,13 @@ class CompletionsFollower:
             except storage.Unreachable:
                 raise
             except Exception as error:  # a torn, truncated or foreign file: never a crash
-                if time.time() - info.mtime >= SETTLE:
+                settled = time.time() - info.mtime >= SETTLE
+                if settled or final:
                     self._versions[path] = info.version
-                    update.problems.append(f"{storage.display(path)}: not a readable parquet file ({error})")
+                    still = "" if settled else "; still being written?"
+                    update.problems.append(
+                        f"{storage.display(path)}: not a readable parquet file ({error}){still}; skipped"
+                    )
                 continue
             self._versions[path] = info.version
             self._steps[path] = step

@@ -120,6 +120,6 @@ def _load(
 
 def load_completions(run: Run, kind: str, problems: list[str]) -> None:
     """Index the completions folder of the run's output_dir once (a one-shot load)."""
-    update = CompletionsFollower(folder_of(sources.kind(kind).output_dir(run.directory))).scan()
+    update = CompletionsFollower(folder_of(sources.kind(kind).output_dir(run.directory))).scan(final=True)
     problems.extend(update.problems)
     apply_completions(run, update)
