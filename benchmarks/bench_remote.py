@@ -11,6 +11,9 @@ remote run costs per poll.
 (b) idle polls: a `Watcher` follows the loaded run on S3 (poll 0.2 s); once it has caught up, the
     requests of the next polls are counted: metadata requests (HEAD), listings (LIST) and the bytes
     downloaded. An idle run must download nothing: a poll asks for the size, sees no new byte, stops.
+(c) ``--runs N`` instead: N copies of a real TRL run (the ppo_healthy fixture, 150 steps) exported
+    with ``rltop export`` from disk and from S3, alternately, wall time of the whole command (median of
+    ``--repeat``), and the requests one load of them makes. Goal (issue 26): S3 within 3x the disk.
 """
 
 from __future__ import annotations
@@ -119,6 +122,50 @@ def idle_polls(url: str, polls: int, interval: float) -> dict:
             "bytes": fetched / done}  # fmt: skip
 
 
+FIXTURE_RUN = ROOT / "tests" / "fixtures" / "trl" / "ppo_healthy" / "runs"
+
+
+def many_runs(count: int, repeat: int, env: dict, client) -> None:
+    """(c): ``count`` runs exported from disk and from S3."""
+    import shutil
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    (session,) = FIXTURE_RUN.iterdir()
+    (event_file,) = session.iterdir()
+    local = Path(tempfile.mkdtemp(prefix="rltop-many-"))
+    keys = []
+    for number in range(count):
+        folder = local / f"run{number:04d}" / "runs" / session.name
+        folder.mkdir(parents=True)
+        shutil.copy(event_file, folder / event_file.name)
+        keys.append((folder / event_file.name, f"many/run{number:04d}/runs/{session.name}/{event_file.name}"))
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda item: client.upload_file(str(item[0]), "bench", item[1]), keys))
+    url = "s3://bench/many"
+    times: dict[str, list[float]] = {"disk": [], "s3": []}
+    for _ in range(repeat):  # alternately, so both see the same machine load
+        for name, path in (("disk", str(local)), ("s3", url)):
+            started = time.perf_counter()
+            done = subprocess.run([sys.executable, "-m", "rltop", "export", path], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+            if done.returncode != 0:
+                raise SystemExit(f"export of {path} failed:\n{done.stderr}")
+            times[name].append(time.perf_counter() - started)
+    from rltop.ingest.loader import load
+    from rltop.ingest.storage.remote import backend
+
+    counter = Requests(backend(url).fs)
+    loaded = load([url])
+    heads, lists, gets, fetched = counter.totals()
+    disk, s3 = statistics.median(times["disk"]), statistics.median(times["s3"])
+    print(f"rltop export of {count} runs ({len(loaded.store.runs)} read, "
+          f"{sum(r.scalar_count() for r in loaded.store.runs.values()):,} scalars), median of {repeat}:")
+    print(f"  disk {disk:.1f} s, S3 (moto, 127.0.0.1) {s3:.1f} s: {s3 / disk:.2f}x")
+    print(f"  one load's requests: {heads} HEAD, {lists} LIST, {gets} GET ({fetched / 1e6:.1f} MB)")
+    shutil.rmtree(local)
+
+
 def main() -> None:
     """Command line."""
     parser = argparse.ArgumentParser(
@@ -126,7 +173,22 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=3, help="cold loads per source (median reported)")
     parser.add_argument("--polls", type=int, default=30, help="idle polls measured")
+    parser.add_argument("--runs", type=int, default=0, help="(c) instead: export this many runs")
     args = parser.parse_args()
+    if args.runs:
+        port = free_port()
+        server = start_server(port)
+        aws = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "bench",
+               "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1"}  # fmt: skip
+        os.environ.update(aws)
+        import boto3
+
+        client = boto3.client("s3")
+        client.create_bucket(Bucket="bench")
+        many_runs(args.runs, args.repeat, {**os.environ, "PYTHONPATH": str(ROOT)}, client)
+        server.stop()
+        print(f"load average: {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs")
+        return
     log = write_log("medium")
     files = sorted(log.glob("events.out.tfevents.*"))
     size = sum(f.stat().st_size for f in files)

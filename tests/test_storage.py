@@ -213,3 +213,27 @@ def test_a_url_without_its_extra_says_what_to_install(blocked, argv, extra):
     assert done.stdout == ""
     (line,) = done.stderr.splitlines()
     assert line.startswith("rltop: error: ") and extra in line and "Traceback" not in done.stderr
+
+
+def test_s3_requests_time_out_after_about_ten_seconds_and_are_tried_twice(monkeypatch):
+    # s3fs's defaults (5 s to connect, 15 s to answer, 5 x 5 tries) made an endpoint that never
+    # answers fail after about seven minutes; the watcher retries with back-off on its own.
+    pytest.importorskip("s3fs")
+    from rltop.ingest.storage import remote
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    monkeypatch.setattr(fsspec.config, "conf", {})
+    fs = remote.RemoteBackend("s3://").fs
+    assert fs.config_kwargs["connect_timeout"] == fs.config_kwargs["read_timeout"] == remote.TIMEOUT == 10
+    assert fs.config_kwargs["retries"] == {"max_attempts": 2, "mode": "standard"}
+    assert fs.retries == 1
+
+
+def test_the_users_fsspec_configuration_wins_over_rltops_timeouts(monkeypatch):
+    pytest.importorskip("s3fs")
+    from rltop.ingest.storage import remote
+
+    monkeypatch.setattr(fsspec.config, "conf", {"s3": {"config_kwargs": {"read_timeout": 120}}})
+    fs = remote.RemoteBackend("s3://").fs
+    assert fs.config_kwargs["read_timeout"] == 120  # the user's
+    assert fs.config_kwargs["connect_timeout"] == remote.TIMEOUT  # rltop's, where the user set nothing

@@ -178,6 +178,7 @@ class TrainerStateReader:
         try:
             with storage.open_file(self.path) as handle:
                 stat = handle.stat()
+                result.mtime = stat.mtime
                 if stat.version == self._version:
                     return result
                 if stat.size > MAX_BYTES:

@@ -32,6 +32,19 @@ PACKAGES = {
     "az": "adlfs", "abfs": "adlfs", "abfss": "adlfs", "hf": "huggingface_hub",
 }  # fmt: skip
 EXTRAS = {"s3fs": "s3", "gcsfs": "gcs"}  # package -> the rltop extra that installs it
+TIMEOUT = 10.0
+"""Seconds to connect, and to wait for an answer, per request. s3fs's own defaults (5 s, 15 s, each
+request tried 5 times by s3fs and 5 times by botocore) made an endpoint that accepts connections and
+never answers fail after about 7 minutes, silently meanwhile; the watcher retries with back-off
+itself (`rltop.ingest.reachability`), so a request is tried twice at most."""
+ATTEMPTS = 2
+# (max_pool_connections: a one-shot load keeps up to 16 requests in flight, botocore's pool holds 10)
+# scheme -> file system settings rltop sets unless the user's fsspec configuration sets them
+_DEFAULTS = {
+    "s3": {"config_kwargs": {"connect_timeout": TIMEOUT, "read_timeout": TIMEOUT, "max_pool_connections": 32,
+                             "retries": {"max_attempts": ATTEMPTS, "mode": "standard"}}},
+}  # fmt: skip
+_DEFAULTS["s3a"] = _DEFAULTS["s3"]
 
 
 def missing_package_message(url: str, package: str) -> str:
@@ -116,12 +129,14 @@ class RemoteBackend:
     def __init__(self, protocol_url: str) -> None:
         fsspec = _require(protocol_url)
         try:
-            self.fs, _ = fsspec.core.url_to_fs(protocol_url)
+            self.fs, _ = fsspec.core.url_to_fs(protocol_url, **_options(fsspec, scheme(protocol_url)))
         except ImportError as error:  # a package the implementation needs in turn
             raise MissingBackend(f"{protocol_url}: {error}") from None
         except (ValueError, TypeError) as error:
             raise MissingBackend(f"{protocol_url}: not a URL fsspec can open ({error})") from None
         self.prefix = protocol_url[: protocol_url.index("://") + 3]
+        if scheme(protocol_url) in _DEFAULTS and hasattr(self.fs, "retries"):
+            self.fs.retries = 1  # s3fs's own retry loop: botocore's two attempts are enough
 
     # -- paths ------------------------------------------------------------------------------------
 
@@ -211,6 +226,17 @@ class RemoteBackend:
             return self.kind(path) is None
         except Unreachable:
             return False
+
+
+def _options(fsspec: Any, protocol: str) -> dict[str, Any]:
+    """rltop's settings for ``protocol`` (`_DEFAULTS`), under the user's own fsspec configuration:
+    a key the user set (``~/.config/fsspec/*.json``, ``FSSPEC_S3_*``) is left to the user's value."""
+    mine = _DEFAULTS.get(protocol, {})
+    user = fsspec.config.conf.get(protocol, {})
+    options = {key: value for key, value in mine.items() if key not in user}
+    if "config_kwargs" in user and "config_kwargs" in mine:
+        options["config_kwargs"] = {**mine["config_kwargs"], **user["config_kwargs"]}
+    return options
 
 
 def _reason(error: BaseException) -> str:

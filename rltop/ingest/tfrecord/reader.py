@@ -92,6 +92,7 @@ class EventFileReader:
                     result.restarted = True
                 self._identity = stat.identity
                 self._checked = stat.version
+                result.mtime = stat.mtime
                 size = stat.size
                 plan = self._plan(size, (size, stat.version))
                 if plan is None:
