@@ -167,6 +167,7 @@ def main() -> None:
           "points/s, "
           f"warm-up {args.warmup:g} s left out of the fit; the dashboard showed step "
           f"{_shown_step(screen)} at the end")
+    print_minutes(samples, points_per_s)
     for name, rows in samples.items():
         kept = [row for row in rows if row[0] >= args.warmup] or rows
         times = [row[0] for row in kept]
@@ -181,6 +182,28 @@ def main() -> None:
               f"slope {per_s * 60 / 1e6:.3f} MB/min = "
               f"{per_point:.0f} B/point ({per_point / SERIES_BYTES:.1f}x the series' {SERIES_BYTES} B), "
               f"CPU {cpu:.2f} % of a core{goal}")
+
+
+def print_minutes(samples: dict[str, list[tuple[float, int, float]]], points_per_s: float) -> None:
+    """Per minute: each process's RSS at the minute's end and the CPU seconds it used in that minute.
+
+    Flat means the same CPU per minute at minute 30 as at minute 5 (the work per repaint does not
+    grow with the history), and an RSS that grows by about what the series hold (24 B a point).
+    """
+    names = list(samples)
+    print("minute " + "".join(f"{name + ' RSS MB':>18}{name + ' CPU s':>16}" for name in names)
+          + f"{'series MB':>11}")  # fmt: skip
+    minutes = int(max(row[0] for rows in samples.values() for row in rows) // 60)
+    for minute in range(1, minutes + 1):
+        cells = []
+        for name in names:
+            rows = samples[name]
+            end = max((row for row in rows if row[0] <= minute * 60), key=lambda row: row[0])
+            start = max((row for row in rows if row[0] <= (minute - 1) * 60), key=lambda row: row[0],
+                        default=rows[0])
+            cells.append(f"{end[1] / 1e6:>18.1f}{end[2] - start[2]:>16.2f}")
+        series = minute * 60 * points_per_s * SERIES_BYTES / 1e6
+        print(f"{minute:>6} " + "".join(cells) + f"{series:>11.1f}")
 
 
 OWNERS = (("series", "rltop/model/series.py"), ("rltop", "/rltop/"), ("textual", "/textual/"),
