@@ -68,17 +68,28 @@ def _functions(a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
             "train/reward": a + b}
 
 
-def test_one_function_rising_while_another_falls_is_a_warning(tmp_path) -> None:
-    up, down, flat = np.linspace(0, 1, 80), np.linspace(0.6, 0.1, 80), np.full(80, 0.3)
+def test_one_function_rising_while_another_falls_a_little_is_a_warning(tmp_path) -> None:
+    up, down, flat = np.linspace(0, 1, 80), np.linspace(0.6, 0.45, 80), np.full(80, 0.3)
     write_run(tmp_path, "trade", _functions(up + noise(80, 0.01, 3), down + noise(80, 0.01, 4)))
     write_run(tmp_path, "alone", _functions(up + noise(80, 0.01, 3), flat + noise(80, 0.01, 5)))
     write_run(tmp_path, "shared", _functions(up + noise(80, 0.01, 3), up / 2 + noise(80, 0.01, 6)))
     (trade,) = rule_findings(judge(tmp_path, name="trade"), "reward_dominance")
     assert trade.level == Level.WARN and trade.tag == "train/rewards/length_reward/mean"
     assert "contains_x_reward" in trade.message and "fell" in trade.message
+    assert rule_findings(judge(tmp_path, name="trade"), "reward_sacrificed") == []  # a quarter, not half
     (alone,) = rule_findings(judge(tmp_path, name="alone"), "reward_dominance")
     assert alone.is_note and "has not moved" in alone.message
     assert rule_findings(judge(tmp_path, name="shared"), "reward_dominance") == []
+
+
+def test_a_function_losing_more_than_half_while_the_total_rises_is_critical(tmp_path) -> None:
+    up, down = np.linspace(0, 1, 80), np.linspace(0.6, 0.1, 80)
+    write_run(tmp_path, "trade", _functions(up + noise(80, 0.01, 3), down + noise(80, 0.01, 4)))
+    health = judge(tmp_path, name="trade")
+    (sacrificed,) = rule_findings(health, "reward_sacrificed")
+    assert sacrificed.level == Level.CRITICAL and sacrificed.tag == "train/rewards/contains_x_reward/mean"
+    assert "sacrifices contains_x_reward" in sacrificed.message and "train/reward rose" in sacrificed.message
+    assert rule_findings(health, "reward_dominance") == []  # the critical finding says it, once
 
 
 # -- early warning of reward hacking ------------------------------------------------------------------
@@ -120,7 +131,7 @@ def test_train_reward_rising_while_eval_reward_falls(tmp_path) -> None:
 
 
 def test_entropy_heading_for_collapse_is_forecast_before_the_rule_fires(tmp_path) -> None:
-    falling = np.linspace(2.0, 0.8, 300) + noise(300, 0.005, 12)
+    falling = np.linspace(2.0, 1.2, 300) + noise(300, 0.005, 12)
     steady = np.full(300, 2.0) + noise(300, 0.005, 12)
     config = {"max_steps": 1000}
     write_run(tmp_path, "falling", {"train/entropy": falling}, config)
@@ -128,10 +139,10 @@ def test_entropy_heading_for_collapse_is_forecast_before_the_rule_fires(tmp_path
     health = judge(tmp_path, name="falling")
     assert rule_findings(health, "entropy_collapse") == []  # nothing fired yet
     (forecast,) = rule_findings(health, "collapse_forecast")
-    assert forecast.is_note and "reaches 10% of its early level" in forecast.message
-    # 0.8 now, falling 0.004 per step: 0.2 (10 % of 2.0) in ~150 steps.
+    assert forecast.is_note and "reaches 50% of its early level" in forecast.message
+    # 1.2 now, falling 0.00267 per step: 1.0 (50 % of 2.0) in ~75 steps.
     steps = int(forecast.message.split("in ~")[1].split(" steps")[0])
-    assert 120 <= steps <= 180
+    assert 55 <= steps <= 95
     assert rule_findings(judge(tmp_path, name="steady"), "collapse_forecast") == []
 
 

@@ -170,7 +170,7 @@ def test_empty_and_all_nan_runs() -> None:
     health = engine.assess(nan)
     (finding,) = health.findings
     assert finding.rule == "non_finite" and finding.active
-    assert "5 non-finite points since step 1" in finding.message
+    assert "NaN from step 1 (5 non-finite points, the last at step 5" in finding.message
 
 
 def test_band_of_relative_rule_follows_the_median(fixture_store) -> None:

@@ -75,7 +75,10 @@ def test_ppo_unstable_entropy_collapse_is_critical(verdicts):
     health = verdicts["ppo_unstable"]
     (collapse,) = _findings(health, "entropy_collapse", "train/policy/entropy_avg")
     assert collapse.level == Level.CRITICAL and collapse.active
-    assert collapse.first_step == 14  # 4.03 -> 0.024 by step 14
+    # 4.03 -> 2.28 at step 9 (43 % of the early level lost within 20 points: a fast fall) while the
+    # updates are drastic (clip fraction and approx-KL critical): critical from then, before the
+    # entropy reaches 0.024 at step 14.
+    assert collapse.first_step == 9
     # The summed objective/entropy is not the collapse metric (it also tracks length): not judged.
     assert not [f for f in health.findings if f.tag == "train/objective/entropy"]
 
@@ -151,4 +154,4 @@ def test_bands_for_charts(verdicts):
     assert crit_low == 0.5
     assert ppo.band("train/eps") == (None, None, None, None)
     entropy = verdicts["grpo_healthy"].band("train/entropy")
-    assert entropy[0] == pytest.approx(0.1 * 4.5815, rel=1e-3)  # 10 % of the early level
+    assert entropy[0] == pytest.approx(0.5 * 4.5815, rel=1e-3)  # half of the early level

@@ -80,8 +80,12 @@ def _cases() -> list[Case]:
              Level.WARN, 21),
         Case("zero-std-critical", "zero_std_groups", "frac_reward_zero_std",
              with_segment(np.full(60, 0.1), 20, 30, 1.0), np.full(60, 0.1), Level.CRITICAL, 21),
-        Case("entropy-warn", "entropy_collapse", "entropy", with_segment(entropy, 20, 35, 0.12),
-             np.linspace(2.0, 1.5, 60), Level.WARN, 21),
+        # Below half of the early level while the reward rises: a policy spending entropy to learn.
+        Case("entropy-warn", "entropy_collapse", "entropy", with_segment(entropy, 20, 35, 0.9),
+             np.linspace(2.0, 1.5, 60), Level.WARN, 21, extra={"reward": np.linspace(0.0, 1.0, 60)}),
+        # A fall to a fifth of it in one step with the reward flat: nothing says the policy learns.
+        Case("entropy-fast", "entropy_collapse", "entropy", with_segment(entropy, 20, 35, 0.4),
+             np.linspace(2.0, 1.5, 60), Level.CRITICAL, 21, extra={"reward": np.full(60, 0.3)}),
         Case("entropy-critical", "entropy_collapse", "entropy", with_segment(entropy, 20, 60, 0.02),
              with_segment(entropy, 30, 31, 0.1), Level.CRITICAL, 21, clears=False),
         Case("entropy-ppo", "entropy_collapse", "policy/entropy_avg", with_segment(entropy, 20, 60, 0.001),
@@ -99,8 +103,16 @@ def _cases() -> list[Case]:
         Case("kl-critical", "kl_blowup", "objective/kl", with_segment(kl_seq, 30, 40, 25.0), kl_seq,
              Level.CRITICAL, 31, extra={"policy/entropy_avg": with_segment(noisy(2.0, 0.005, 80, 9), 32, 80,
                                                                            0.001)}),
+        # Past the critical level while the reward rises and the entropy holds: a policy that moved far.
+        Case("kl-critical-learning", "kl_blowup", "objective/kl", with_segment(kl_seq, 30, 40, 25.0), kl_seq,
+             Level.WARN, 31, extra={"objective/rlhf_reward": np.linspace(0.0, 1.0, 80),
+                                    "policy/entropy_avg": noisy(2.0, 0.005, 80, 9)}),
+        # ... and with nothing else logged: missing evidence is not evidence of health.
         Case("kl-critical-alone", "kl_blowup", "objective/kl", with_segment(kl_seq, 30, 40, 25.0), kl_seq,
-             Level.WARN, 31),
+             Level.CRITICAL, 31),
+        Case("kl-extreme", "kl_blowup", "objective/kl", with_segment(kl_seq, 30, 40, 90.0), kl_seq,
+             Level.CRITICAL, 31, extra={"objective/rlhf_reward": np.linspace(0.0, 1.0, 80),
+                                        "policy/entropy_avg": noisy(2.0, 0.005, 80, 9)}),
         Case("kl-relative", "kl_blowup", "objective/kl", with_segment(kl_seq * 0.25, 60, 70, 3.0),
              np.linspace(0.0, 3.0, 80), Level.WARN, 61),
         Case("kl-token", "kl_blowup_token", "kl", with_segment(small * 50, 30, 40, 0.7), small * 50,
@@ -229,7 +241,7 @@ def test_non_finite_latches_until_acknowledged(tmp_path) -> None:
     run = load_run(tmp_path, "run")
     health = engine.assess(run)
     (finding,) = health.findings
-    assert finding.level == Level.CRITICAL and not finding.active and "+Inf at step 11" in finding.message
+    assert finding.level == Level.CRITICAL and not finding.active and "+Inf from step 11" in finding.message
     assert health.level == Level.CRITICAL
     engine.acknowledge(run.name)
     assert engine.assess(run).level == Level.OK

@@ -99,9 +99,14 @@ def test_value_loss_spikes_after_a_high_warm_up_are_critical(verdicts) -> None:
     assert health.marks["train/loss/value_avg"] == Level.CRITICAL
 
 
-def test_nan_comes_first_and_the_stall_names_it() -> None:
+def test_the_blow_up_then_the_nan_come_first_and_the_stall_names_it() -> None:
     health = _judge("grpo_nan_crash", LATER)
-    assert health.findings[0].rule == "non_finite" and health.findings[0].tag == "train/grad_norm"
+    # The KL ran away from step 2 and was still critical when grad_norm went NaN at step 14: the
+    # blow-up leads, the NaN follows it and names it as its likely cause.
+    blow_up, nan = health.findings[:2]
+    assert (blow_up.rule, blow_up.tag) == ("kl_blowup_token", "train/kl")
+    assert nan.rule == "non_finite" and nan.tag == "train/grad_norm"
+    assert "NaN from step 14" in nan.message and "after the KL blow-up of train/kl (from step 2" in nan.message
     (stall,) = rule_findings(health, "stall")
     assert stall.stage == Stage.CONSEQUENCE
     assert "stopped after NaN at step 14 (train/grad_norm); last step 14 of 200" in stall.message

@@ -6,7 +6,9 @@ pattern does) and says something no single threshold can:
 * ``reward_plateau``: the reward has flattened; at its best level that is "finished learning",
   information rather than an alarm;
 * ``reward_dominance``: one reward function carries the reward's whole gain while the others stay
-  flat or fall (the policy may be trading one goal for another);
+  flat or fall a little (the policy may be trading one goal for another);
+* ``reward_sacrificed``: a reward function lost more than half of its level or its gain while the
+  total rose: the trade is made, critical;
 * ``reward_hacking``: the early signs of over-optimisation: the reward rising while completions run
   to the length cap (GRPO), while ``rlhf_reward`` falls (PPO), or while the eval reward falls;
 * ``collapse_forecast``: the entropy (or KL) moving steadily toward its threshold, with the number
@@ -18,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from rltop.health.collapse_evidence import sacrificed_rewards
 from rltop.health.evidence import ENTROPY_KEYS, LENGTH_KEYS, REWARD_KEYS, RunSignals
 from rltop.health.findings import Finding, Level, Stage
 from rltop.health.rule_base import Context, num, pct
@@ -25,7 +28,7 @@ from rltop.health.rules import RuleParams, Rules
 from rltop.model.catalog import split_tag
 
 _SLOPE_SAMPLE = 64  # Theil-Sen slopes are taken on at most this many points of a window
-DETECTORS = ("reward_plateau", "reward_dominance", "reward_hacking", "collapse_forecast")
+DETECTORS = ("reward_plateau", "reward_dominance", "reward_sacrificed", "reward_hacking", "collapse_forecast")
 
 
 def slope(steps: np.ndarray, values: np.ndarray) -> float:
@@ -157,6 +160,8 @@ def reward_dominance(signals: RunSignals, params: RuleParams, context: Context, 
         return None  # another function rises too: shared progress
     change, _, step, value = moves[leader]
     tag = signals.tag(f"rewards/{leader}/mean").tag
+    if falling and sacrificed_rewards(signals, step):
+        return None  # more than half of it lost: `reward_sacrificed` says it, critical
     if falling:
         lost = ", ".join(f"{f} ({num(others[f][0])})" for f in falling)
         level = Level.WARN
@@ -173,6 +178,30 @@ def reward_dominance(signals: RunSignals, params: RuleParams, context: Context, 
                   "to teach anything (see their rewards/*/std).")
     return _finding(level, "reward_dominance", "one reward function dominating", run, tag, step, value,
                     message + ".", advice, step, Stage.SYMPTOM)
+
+
+def reward_sacrificed(signals: RunSignals, params: RuleParams, context: Context, run: str) -> Finding | None:
+    """A reward function that lost more than ``share`` of its level or its gain while the total rose:
+    the policy buys one goal with another (critical: the run optimises something you did not ask)."""
+    reward = signals.series(REWARD_KEYS)
+    if reward is None or len(signals.finite_upto(reward)[1]) < params["min_points"]:
+        return None
+    last = int(signals.finite_upto(reward)[0][-1])
+    lost = sacrificed_rewards(signals, last)
+    if not lost:
+        return None
+    name, change = lost[0]
+    series = signals.tag(f"rewards/{name}/mean")
+    trend = signals.trend(reward, int(reward.steps[0]), last)
+    total = f"{reward.tag} rose" + (f" ({num(trend.start)} → {num(trend.end)})" if trend is not None else "")
+    others = "".join(f"; also {f} ({t})" for f, t in lost[1:])
+    message = (f"{series.tag} fell ({change}) while {total}: the policy sacrifices {name} for the other "
+               f"reward functions{others}")
+    advice = ("Look at completions that score high overall and low on it: the policy found a way to buy the "
+              "total with one function; raise its weight (reward_weights), or make the rising ones stricter.")
+    value = float(signals.finite_upto(series)[1][-1])
+    return _finding(Level.CRITICAL, "reward_sacrificed", "a reward function sacrificed", run, series.tag,
+                    last, value, message + ".", advice, last, Stage.SYMPTOM)
 
 
 def reward_hacking(signals: RunSignals, params: RuleParams, context: Context, run: str) -> Finding | None:
@@ -371,7 +400,7 @@ def judge_run(signals: RunSignals, rules: Rules, context: Context, run: str) -> 
     """Every run-level detector's finding for one run (the enabled ones), on ``signals``' view."""
     found: list[Finding | None] = []
     for name, judge in (("reward_plateau", reward_plateau), ("reward_dominance", reward_dominance),
-                        ("reward_hacking", reward_hacking)):
+                        ("reward_sacrificed", reward_sacrificed), ("reward_hacking", reward_hacking)):
         params = rules[name]
         if params.enabled:
             found.append(judge(signals, params, context, run))

@@ -19,7 +19,7 @@ from rltop.health.evidence import RunSignals
 from rltop.health.findings import Finding, Level
 from rltop.health.level_rules import level_rules
 from rltop.health.machine import Tracker
-from rltop.health.non_finite import NonFinite, count_non_finite, non_finite_finding
+from rltop.health.non_finite import NonFinite, count_non_finite, fold_incident, non_finite_finding
 from rltop.health.relative_rules import relative_rules
 from rltop.health.reward_rules import reward_rules
 from rltop.health.rule_base import NO_BAND, Band, Context, Rule
@@ -33,6 +33,7 @@ from rltop.model.series import Series
 
 RULES: tuple[Rule, ...] = (*level_rules(), *relative_rules(), *reward_rules())
 _RULE_ORDER = {rule.name: index for index, rule in enumerate(RULES)}
+_BLOW_UPS = frozenset(rule.name for rule in RULES if rule.blow_up)
 
 
 @dataclass
@@ -57,8 +58,8 @@ class RunHealth:
         return max(worst, active)
 
     def findings_for(self, tag: str) -> list[Finding]:
-        """The findings of one tag, worst first."""
-        return [finding for finding in self.findings if finding.tag == tag]
+        """The findings of one tag (an incident covering it included), worst first."""
+        return [finding for finding in self.findings if finding.covers(tag)]
 
     def band(self, tag: str) -> Band:
         """(warn_low, warn_high, crit_low, crit_high) of the rules on ``tag``, for charts."""
@@ -149,7 +150,7 @@ class HealthEngine:
             if len(series) > tag_state.seen:
                 self._feed(tag_state, state.context)
                 fed.add(tag)
-        signals = RunSignals(run, state.episodes)  # evidence and detectors, cached for this call
+        signals = RunSignals(run, state.episodes, rules=self.rules)  # evidence, cached for this call
         for tag, tag_state in state.tags.items():
             # Evidence comes from other tags: a rule that uses it is looked at again on any change.
             if tag in fed or kind_changed or (fed and tag_state.uses_evidence):
@@ -161,7 +162,7 @@ class HealthEngine:
             if stall is not None:
                 findings.append(stall)
         findings.sort(key=_worst_first)
-        findings = with_text_evidence(findings, run)
+        findings = with_text_evidence(fold_incident(findings, _BLOW_UPS), run)
         has_points = any(len(series) for series in run.series.values())
         return RunHealth(
             run=run.name,
@@ -183,7 +184,7 @@ class HealthEngine:
         key = (horizon, state.context.kind, sum(series.purged for series in run.series.values()),
                len(run.series))
         if state.detected is None or state.detected[0] != key:
-            view = RunSignals(run, state.episodes, upto=horizon)
+            view = RunSignals(run, state.episodes, upto=horizon, rules=self.rules)
             state.detected = (key, judge_run(view, self.rules, state.context, run.name))
         return state.detected[1]
 
@@ -193,7 +194,7 @@ class HealthEngine:
         state = self._runs.get(run)
         if state is None:
             return
-        signals = RunSignals(state.run, state.episodes)
+        signals = RunSignals(state.run, state.episodes, rules=self.rules)
         for name, tag_state in state.tags.items():
             if tag is None or name == tag:
                 last = tag_state.series.last_step
@@ -245,7 +246,7 @@ class HealthEngine:
                 continue
             warn_p, crit_p = rule.persistences(params)
             tracker = Tracker(warn_p, crit_p, params.clear_points(warn_p), params.clear_points(crit_p),
-                              bool(self.rules.general["single_point_warn"]))
+                              bool(self.rules.general["single_point_warn"]) and rule.single_point_warn)
             slots.append(_Slot(rule, params, tracker, None, {"key": info.key}))
         return _TagState(series, info, slots, purged=series.purged)
 

@@ -17,6 +17,7 @@ import numpy as np
 from rltop.health.findings import Level
 from rltop.health.robust import noise_sigma
 from rltop.health.rule_base import num, pct
+from rltop.health.rules import Rules
 from rltop.model.catalog import split_tag
 from rltop.model.run import Run
 from rltop.model.series import Series
@@ -55,13 +56,24 @@ class Trend:
         return self.end > self.start + self.margin
 
 
+def early_level(values: np.ndarray) -> float | None:
+    """The early level of a signal: the highest of its first point and the medians of its first 3
+    and first 10 points (a fall within the first points must not make "early" the fallen level)."""
+    if not len(values):
+        return None
+    return float(max(values[0], np.median(values[:3]), np.median(values[:LEVEL_POINTS])))
+
+
 class RunSignals:
     """Lookups into one run's series and rule episodes, for evidence and detectors."""
 
-    def __init__(self, run: Run, episodes: Episodes, upto: int | None = None) -> None:
+    def __init__(
+        self, run: Run, episodes: Episodes, upto: int | None = None, rules: Rules | None = None
+    ) -> None:
         self.run = run
         self._episodes = episodes
         self.upto = upto  # judge only the points up to this step (None: all of them)
+        self.rules = rules  # the thresholds in force (extreme levels), None in tests that need none
         self._by_key: dict[str, Series] = {}
         for tag, series in run.series.items():
             split, key = split_tag(tag)
@@ -149,10 +161,10 @@ class RunSignals:
         if series is None:
             return None
         _, values = self.finite_upto(series, last)
-        if values.size < LEVEL_POINTS:
+        if values.size < 3:
             return None
-        early = max(float(np.median(values[:3])), float(np.median(values[:LEVEL_POINTS])))
-        return float(np.median(values[-LEVEL_POINTS:]) / early) if early > 0 else None
+        early = early_level(values)
+        return float(np.median(values[-LEVEL_POINTS:]) / early) if early and early > 0 else None
 
     def evidence_end(self, last: int) -> int:
         """The last step whose data `damage` may read for an episode ending at ``last``."""

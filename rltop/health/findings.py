@@ -68,6 +68,13 @@ class Finding:
     spans: tuple[tuple[int, int], ...] = ()  # (first, last) step of each episode, oldest first
     # What other sources add (the completions the policy wrote at its step), also in ``message``.
     evidence: tuple[str, ...] = ()
+    # The other tags of one incident the finding stands for (a NaN reaching six tags is one
+    # finding, led by the tag that went non-finite first); ``tag`` leads.
+    also: tuple[str, ...] = ()
+
+    def covers(self, tag: str) -> bool:
+        """Whether this finding is about ``tag`` (its own tag, or one of the incident's others)."""
+        return tag == self.tag or tag in self.also
 
     @property
     def is_note(self) -> bool:

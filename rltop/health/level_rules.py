@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from rltop.health.collapse_evidence import degenerate as degenerate_policy
 from rltop.health.findings import Level, Stage
 from rltop.health.machine import Flags, Point
 from rltop.health.robust import finite_or, rolling_median
@@ -75,9 +76,10 @@ class LevelRule(Rule):
     """A fraction or magnitude judged against fixed warn / critical thresholds."""
 
     def __init__(self, name: str, title: str, keys: tuple[str, ...], direction: str, advice: Advice,
-                 unit: str = "", stage: Stage = Stage.BREAKDOWN) -> None:
+                 unit: str = "", stage: Stage = Stage.BREAKDOWN, blow_up: bool = False) -> None:
         self.name, self.title, self.keys = name, title, frozenset(keys)
         self.direction, self._advice, self.unit, self.stage = direction, advice, unit, stage
+        self.blow_up = blow_up
 
     def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
               context: Context) -> Flags:
@@ -111,6 +113,8 @@ class ZeroStdRule(LevelRule):
     Both give zero advantage, so zero gradient, but they mean opposite things: with the reward at
     the top of its range the task is solved for most prompts (a note: time to stop or make the
     task harder); with the reward at the bottom there is no learning signal (the level stands).
+    A policy that writes one string for every prompt (its completions converged, its entropy gone)
+    scores alike too: that is a collapse, never "solved".
     """
 
     uses_evidence = True
@@ -122,6 +126,10 @@ class ZeroStdRule(LevelRule):
             return None
         where, reward, rose = position
         final = signals.settled(last)  # the position reads the reward up to `last` only
+        degenerate = degenerate_policy(signals, first, last)
+        if degenerate:
+            # All groups scoring alike because the policy writes one string is not a solved task.
+            return Adjustment(level, f"not solved: {degenerate}", final)
         if rose and where >= params["saturated_position"]:
             return Adjustment(
                 Level.OK,
@@ -153,6 +161,7 @@ class RatioRule(Rule):
     """PPO ``val/ratio``: drift away from 1.0 by a factor, either way (judged as |ln ratio|)."""
 
     name, title = "ratio_drift", "ratio drift"
+    blow_up = True
     keys = frozenset({"val/ratio", "ppo/policy/ratio"})
 
     def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
@@ -319,11 +328,11 @@ def level_rules() -> list[Rule]:
     return [
         RatioRule(),
         LevelRule("approx_kl", "approx-KL too high", ("policy/approxkl_avg", "ppo/policy/approxkl"),
-                  "above", _ppo_step_advice),
+                  "above", _ppo_step_advice, blow_up=True),
         LevelRule("clip_fraction", "clip fraction too high", ("policy/clipfrac_avg", "ppo/policy/clipfrac"),
-                  "above", _ppo_step_advice),
+                  "above", _ppo_step_advice, blow_up=True),
         GrpoClipRule("grpo_clip_ratio", "clip ratio too high", ("clip_ratio/region_mean", "clip_ratio"),
-                     "above", _grpo_clip_advice),
+                     "above", _grpo_clip_advice, blow_up=True),
         LevelRule("value_clip_fraction", "value clip fraction too high", ("val/clipfrac_avg",), "above",
                   _value_clip_advice, stage=Stage.SYMPTOM),
         LevelRule("truncation", "truncation", ("completions/clipped_ratio",), "above", _truncation_advice,

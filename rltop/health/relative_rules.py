@@ -1,5 +1,5 @@
-"""Rules judged against the run's own history: entropy vs. its early level, spikes vs. the recent
-median, KL growth (the reward's own rules are in `rltop.health.reward_rules`).
+"""Rules judged against the run's own history: spikes vs. the recent median, KL growth (entropy vs. its
+early level is `rltop.health.entropy_rule`, the reward's own rules are in `rltop.health.reward_rules`).
 
 Baselines are frozen once their warm-up points exist (stored in the rule's memo), so a slow collapse
 cannot drag its own baseline down; trailing medians exclude the point being judged.
@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from rltop.health.collapse_evidence import learning_signs
+from rltop.health.entropy_rule import EntropyRule
 from rltop.health.findings import Level
 from rltop.health.machine import Flags, Point
 from rltop.health.robust import finite_or, trailing_median
@@ -22,15 +24,12 @@ from rltop.health.rule_base import (
     Rule,
     judged,
     num,
-    pct,
     scaled,
     threshold_flags,
     verdict,
 )
 from rltop.health.rules import RuleParams
 from rltop.health.spike_baseline import spike_references
-
-_FIRST_POINTS = 3  # the entropy baseline also looks at this many first points alone
 
 _NO_REF = np.nan
 
@@ -39,105 +38,6 @@ def _remember_reference(memo: dict[str, Any], reference: np.ndarray) -> None:
     """Keep the newest finite reference (trailing median) for the chart band."""
     if len(reference) and np.isfinite(reference[-1]):
         memo["last_ref"] = float(reference[-1])
-
-
-class EntropyRule(Rule):
-    """Per-token entropy relative to its early level (collapse, or a blow-up to noise)."""
-
-    name, title, direction = "entropy_collapse", "entropy collapse", "below"
-    dynamic_band = True
-    keys = frozenset({"policy/entropy_avg", "entropy", "ppo/policy/entropy"})
-
-    def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
-              context: Context) -> Flags:
-        count = len(values) - start
-        entropy = values[start:]
-        baseline = self._baseline(values, memo, params)
-        clear = params.clear_fraction
-        floor = params["floor"]
-        floor_on = entropy < floor if floor is not None else np.zeros(count, bool)
-        floor_ok = entropy > floor / clear if floor is not None else np.ones(count, bool)
-        # Points before the baseline exists are judged by the absolute floor only.
-        judged_from = max(params["baseline_points"] - start, 0) if baseline else count
-        share = entropy / baseline if baseline else np.full(count, np.nan)
-        on_w, ok_w, on_c, ok_c = threshold_flags(share, params.warn, params.critical, clear, "below")
-        rise = params["rise"]
-        if rise is not None:
-            with np.errstate(invalid="ignore"):
-                on_w = on_w | (share > rise)
-                ok_w = ok_w & ~(share > rise * clear)
-        early = np.arange(count) < judged_from
-        on_w[early], ok_w[early], on_c[early], ok_c[early] = False, True, False, True
-        on_c, ok_c = on_c | floor_on, ok_c & floor_ok
-        with np.errstate(divide="ignore", invalid="ignore"):
-            severity = np.fmax(np.fmax((params.warn or 0.1) / share, share / (rise or np.inf)),
-                               (floor or 0) / entropy)
-        ref = np.full(count, baseline if baseline else _NO_REF)
-        return Flags(on_w, ok_w, on_c, ok_c, finite_or(severity), share, ref)
-
-    @staticmethod
-    def _baseline(values: np.ndarray, memo: dict[str, Any], params: RuleParams) -> float | None:
-        """The run's early entropy, frozen once ``baseline_points`` values exist (None before).
-
-        The higher of the medians of the first 3 and of the first ``baseline_points`` values: with
-        a large ``logging_steps`` a collapse can fill most of the first ten points, and their
-        median alone would then call the collapsed level "early" and never fire.
-        """
-        points = params["baseline_points"]
-        if "baseline" not in memo and len(values) >= points:
-            first = values[: min(_FIRST_POINTS, points)]
-            early = max(float(np.median(first)), float(np.median(values[:points])))
-            memo["baseline"] = early if early > 0 else None
-        return memo.get("baseline")
-
-    def explain(self, tag: str, point: Point, level: Level, params: RuleParams, memo: dict[str, Any],
-                context: Context) -> str:
-        baseline = memo.get("baseline")
-        floor = params["floor"]
-        early = f"its early level {num(baseline)} (median of its first points)"
-        if baseline and params["rise"] and point.stat > params["rise"]:
-            return (f"{tag} rose to {num(point.value)} at step {point.step}, {num(point.stat)}× {early}: "
-                    f"warn at > {num(params['rise'])}× in {judged(level, params)}")
-        head = f"{tag} fell to {num(point.value)} at step {point.step}"
-        floor_text = f"; critical also below {num(floor)} nats" if floor is not None else ""
-        if not baseline:
-            return f"{head}: critical below {num(floor)} nats (the early level is not known yet)"
-        return (f"{head}, {pct(point.stat)} of {early}: "
-                f"{verdict(level, params, pct, 'at <')}{floor_text if level == Level.CRITICAL else ''}")
-
-    def advice(self, params: RuleParams, context: Context) -> str:
-        c = context.calibration
-        penalty = f"beta{c.now('beta')}" if context.kind == "GRPO" else f"kl_coef{c.now('kl_coef')}"
-        return (
-            "The policy became near-deterministic too early: lower the learning rate"
-            f"{c.now('learning_rate')}, raise the KL penalty {penalty}, or add entropy (a higher "
-            f"sampling temperature{c.now('temperature')}, an entropy bonus)."
-        )
-
-    def band(self, params: RuleParams, memo: dict[str, Any], context: Context) -> Band:
-        baseline, floor = memo.get("baseline"), params["floor"]
-        if not baseline:
-            return None, None, floor, None
-        warn = baseline * params.warn if params.warn is not None else None
-        rise = baseline * params["rise"] if params["rise"] is not None else None
-        critical = baseline * params.critical if params.critical is not None else None
-        if floor is not None:
-            critical = floor if critical is None else max(critical, floor)
-        return warn, rise, critical, None
-
-    def band_along(self, ref: np.ndarray, start: int, params: RuleParams, memo: dict[str, Any],
-                   context: Context) -> BandLines:
-        # The relative lines start where judging against the early level starts; the floor holds
-        # from the first point.
-        count = len(ref)
-        judged_here = np.arange(start, start + count) >= params["baseline_points"]
-        baseline = np.where(judged_here, ref, np.nan)
-        critical = scaled(baseline, params.critical)
-        floor = params["floor"]
-        if floor is not None:
-            critical = np.where(np.isnan(critical), floor, np.fmax(critical, floor))
-        none = np.full(count, np.nan)
-        return scaled(baseline, params.warn), scaled(baseline, params["rise"]), critical, none
 
 
 class SpikeRule(Rule):
@@ -150,6 +50,7 @@ class SpikeRule(Rule):
     """
 
     dynamic_band = True
+    blow_up = True
 
     def __init__(self, name: str, title: str, keys: tuple[str, ...], advice: str) -> None:
         self.name, self.title, self.keys, self._advice = name, title, frozenset(keys), advice
@@ -164,7 +65,9 @@ class SpikeRule(Rule):
         _remember_reference(memo, reference)
         waiting = np.isnan(reference)
         ok_w, ok_c = ok_w | waiting, ok_c | waiting
-        return Flags(on_w, ok_w, on_c, ok_c, finite_or(ratio), ratio, reference)
+        # The headline is the highest value of the episodes (what the card's max shows); the ratio to
+        # the trailing median is said beside it.
+        return Flags(on_w, ok_w, on_c, ok_c, finite_or(values[start:]), ratio, reference)
 
     @staticmethod
     def _references(values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams) -> np.ndarray:
@@ -175,6 +78,8 @@ class SpikeRule(Rule):
 
     def explain(self, tag: str, point: Point, level: Level, params: RuleParams, memo: dict[str, Any],
                 context: Context) -> str:
+        if not np.isfinite(point.stat):
+            return f"{tag} spiked to {num(point.value)} at step {point.step} (before its baseline existed)"
         return (
             f"{tag} spiked to {num(point.value)} at step {point.step}, {num(point.stat)}× the median "
             f"{num(point.ref)} of its last {params['window']} normal points (the first {params['warmup']} "
@@ -212,6 +117,7 @@ class KlBlowupRule(Rule):
 
     dynamic_band = True
     uses_evidence = True
+    blow_up = True
 
     def __init__(self, name: str, title: str, keys: tuple[str, ...], unit: str) -> None:
         self.name, self.title, self.keys, self.unit = name, title, frozenset(keys), unit
@@ -224,23 +130,26 @@ class KlBlowupRule(Rule):
         median = trailing_median(values, start, params["window"], max(params["warmup"], 1))
         factor, floor = params["relative"], params["relative_floor"]
         with np.errstate(invalid="ignore", divide="ignore"):
-            growth = kl / median
             if factor is not None:
                 fast = (kl >= factor * median) & (kl >= floor) & (median > 0)
                 still = (kl >= factor * clear * median) & (kl >= floor * clear) & (median > 0)
                 on_w, ok_w = on_w | fast, ok_w & ~still
-            severity = np.fmax(kl / (params.warn or np.inf), growth / (factor or np.inf))
         _remember_reference(memo, median)
-        return Flags(on_w, ok_w, on_c, ok_c, finite_or(severity), kl, median)
+        # The headline is the highest KL of the episodes (a climb to 21 reads "reached 21"), not the
+        # point that stood out most against a trailing median that rises with it.
+        return Flags(on_w, ok_w, on_c, ok_c, finite_or(kl), kl, median)
 
     def explain(self, tag: str, point: Point, level: Level, params: RuleParams, memo: dict[str, Any],
                 context: Context) -> str:
         threshold = params.critical if level == Level.CRITICAL else params.warn
         text = f"{tag} reached {num(point.value)}{self.unit} at step {point.step}"
+        growth = ""
+        if np.isfinite(point.ref) and point.ref > 0:
+            growth = f", {num(point.value / point.ref)}× the median {num(point.ref)} of the previous " \
+                     f"{params['window']} points"
         if threshold is not None and point.value >= threshold:
-            return f"{text}: {verdict(level, params, lambda value: num(value) + self.unit, 'at ≥')}"
-        return (f"{text}, {num(point.value / point.ref)}× the median {num(point.ref)} of the previous "
-                f"{params['window']} points: warn at ≥ {num(params['relative'])}× (and ≥ "
+            return f"{text}{growth}: {verdict(level, params, lambda value: num(value) + self.unit, 'at ≥')}"
+        return (f"{text}{growth}: warn at ≥ {num(params['relative'])}× (and ≥ "
                 f"{num(params['relative_floor'])}{self.unit}) in {judged(level, params)}")
 
     def advice(self, params: RuleParams, context: Context) -> str:
@@ -256,16 +165,42 @@ class KlBlowupRule(Rule):
                context: Context) -> Adjustment | None:
         if level != Level.CRITICAL:
             return None
-        damage = signals.damage(first, last)
         final = signals.settled(signals.evidence_end(last))
+        peak = self._peak(signals, first, last)
+        if peak is not None and params["extreme"] is not None and peak[0] >= params["extreme"]:
+            value, limit = f"{num(peak[0])}{self.unit}", f"{num(params['extreme'])}{self.unit}"
+            text = f"critical on its own: {value} at step {peak[1]} is past {limit}, beyond any healthy run"
+            return Adjustment(Level.CRITICAL, text, final)
+        damage = signals.damage(first, last)
         if damage:
             return Adjustment(Level.CRITICAL, f"critical because of {' and '.join(damage)}", final)
-        return Adjustment(
-            Level.WARN,
-            f"a warning, not critical: {signals.calm(first, last)} (critical needs the reward falling, "
-            "the entropy collapsing, drastic updates or completions running into the length cap)",
-            final,
-        )
+        strong, weak = learning_signs(signals, first, last)
+        share = signals.entropy_share(last)
+        holding = signals.rules["entropy_collapse"].warn if signals.rules is not None else None
+        if strong or weak or (share is not None and holding is not None and share >= holding):
+            return Adjustment(
+                Level.WARN,
+                f"a warning, not critical: {signals.calm(first, last)} (critical needs the reward falling, "
+                "the entropy collapsing, drastic updates or completions running into the length cap)",
+                final,
+            )
+        # Missing evidence is not evidence of health: a KL past its critical level in the first steps,
+        # before the reward or the entropy say anything, stays critical.
+        return Adjustment(Level.CRITICAL, "critical: nothing shows the run is still learning (the reward "
+                          "has not risen and the entropy's level is not known yet)", final)
+
+    def _peak(self, signals: Any, first: int, last: int) -> tuple[float, int] | None:
+        """(highest KL, its step) of this rule's tag during steps first..last."""
+        for key in sorted(self.keys):
+            series = signals.tag(key)
+            if series is None:
+                continue
+            steps, values = signals.finite_upto(series, last)
+            inside = steps >= first
+            if inside.any():
+                at = int(np.argmax(np.where(inside, values, -np.inf)))
+                return float(values[at]), int(steps[at])
+        return None
 
     def band(self, params: RuleParams, memo: dict[str, Any], context: Context) -> Band:
         warn = params.warn
@@ -290,7 +225,7 @@ class KlBlowupRule(Rule):
         return none, warn, none.copy(), critical
 
 
-def relative_rules() -> list[Rule]:
+def relative_rules() -> list[Rule]:  # (the entropy rule lives in its own module)
     """The history-relative rules, in report order."""
     return [
         EntropyRule(),

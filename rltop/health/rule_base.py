@@ -76,6 +76,12 @@ class Rule:
     dynamic_band: bool = False  # True when the chart band follows the data (baselines, medians)
     stage: Stage = Stage.BREAKDOWN  # cause before consequence when alerts are listed
     uses_evidence: bool = False  # `adjust` looks at the rest of the run
+    # One point beyond the critical threshold is a warning (``general.single_point_warn``), unless the
+    # rule's critical threshold only names a candidate its second look decides (the entropy's).
+    single_point_warn: bool = True
+    # Its episodes are an update blowing up (a spike, a KL or ratio running away, clipping wholesale):
+    # the usual precursor of a NaN, which a NaN finding names and follows (`fold_incident`).
+    blow_up: bool = False
 
     def adjust(self, level: Level, first: int, last: int, signals: Any, params: RuleParams,
                context: Context) -> Adjustment | None:

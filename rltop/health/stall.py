@@ -130,16 +130,19 @@ def _crashed(run: Run, calibration: Calibration, findings: Iterable[Finding]) ->
 
 
 def stopped_text(run: Run, calibration: Calibration, findings: Iterable[Finding] = ()) -> str:
-    """"stopped after NaN at step 24 (train/grad_norm)", "stopped at step 122 of 400", "stopped at step 9"."""
+    """"stopped after NaN at step 24 (train/grad_norm)", "stopped at step 122 of 400", "stopped at step 9".
+
+    The NaN named is the run's first (the root cause), not the last of the tags it reached.
+    """
     last = run.last_step
     final = calibration.final_step()
     planned = f" of {final:g}" if final is not None and last is not None and last < final else ""
     causes = [f for f in findings if f.rule == "non_finite" and f.step is not None]
     if not causes:
         return f"stopped at step {last}{planned}"
-    cause = max(causes, key=lambda f: (f.step or 0, f.tag))
+    cause = min(causes, key=lambda f: (f.first_step if f.first_step is not None else f.step or 0, f.tag))
     what = "NaN" if cause.value is None or cause.value != cause.value else "Inf"
-    text = f"stopped after {what} at step {cause.step} ({cause.tag})"
+    text = f"stopped after {what} at step {cause.first_step} ({cause.tag})"
     return text + (f"; last step {last}{planned}" if planned or last != cause.step else "")
 def _level_for(age: float, gap: float, params: RuleParams) -> tuple[Level, float, float, float] | None:
     """(level, limit in s, factor, minimum in s) of the worst level whose limit ``age`` exceeds."""

@@ -44,7 +44,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "grpo_clip_ratio": {"warn": 0.05, "critical": 0.20},
     "value_clip_fraction": {"warn": 0.5, "critical": None, "persistence": (8, 10)},
     "entropy_collapse": {
-        "warn": 0.10, "critical": 0.03, "floor": 0.01, "rise": 3.0, "baseline_points": 10,
+        "warn": 0.5, "critical": 0.35, "deep": 0.10, "extreme": 0.03, "floor": 0.01, "rise": 3.0,
+        "baseline_points": 10, "fast_drop": 0.4, "fast_points": 20,
     },
     "value_loss_spike": {
         "warn": 5.0, "critical": 20.0, "warmup": 20, "window": 50, "baseline_points": 10,
@@ -57,11 +58,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "persistence": (2, 3),
     },
     "kl_blowup": {
-        "warn": 12.0, "critical": 20.0, "relative": 4.0, "relative_floor": 1.0, "warmup": 50,
+        "warn": 12.0, "critical": 20.0, "extreme": 80.0, "relative": 4.0, "relative_floor": 1.0, "warmup": 50,
         "window": 50, "persistence": (2, 3),
     },
     "kl_blowup_token": {
-        "warn": 0.5, "critical": 1.0, "relative": 4.0, "relative_floor": 0.05, "warmup": 50,
+        "warn": 0.5, "critical": 1.0, "extreme": 5.0, "relative": 4.0, "relative_floor": 0.05, "warmup": 50,
         "window": 50, "persistence": (2, 3),
     },
     "negative_kl": {
@@ -83,6 +84,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     # Run-level detectors (rltop.health.detectors): no persistence, a finding holds while its pattern does.
     "reward_plateau": {"min_points": 50, "window": 30, "share": 0.25, "tolerance": 0.1, "z": 2.0},
     "reward_dominance": {"min_points": 20, "share": 0.8},
+    "reward_sacrificed": {"min_points": 20, "share": 0.5},
     "reward_hacking": {"window": 20, "share": 0.2, "length_cap": 0.9, "clipped": 0.25},
     "collapse_forecast": {"window": 20, "share": 0.2},
 }
@@ -140,10 +142,16 @@ DOCS: dict[str, RuleDoc] = {
         "break the policy"),
     "entropy_collapse": RuleDoc(
         "Entropy collapse", "PPO `policy/entropy_avg`, GRPO/RLOO `entropy`", "below",
-        "< {warn} × early level (median of first {baseline_points}), or > {rise} ×",
-        "< {critical} × early level, or < {floor} nats", "{persistence}",
-        "below 3 % of its early level the policy is near-deterministic: it samples the same answer and "
-        "stops exploring"),
+        "< {warn} × early level (its first point, medians of its first 3 and {baseline_points}), or > "
+        "{rise} ×",
+        "< {critical} × early level, or {fast_drop} of it lost within {fast_points} points, confirmed by a "
+        "consequence (completions converging, a reward function sacrificed, groups without signal rising, "
+        "an extreme KL) or < {deep} × with no validation score rising; always < {extreme} × or < {floor} "
+        "nats",
+        "{persistence}",
+        "a healthy run spends entropy to learn (veRL's PPO baseline loses 86 % while its validation score "
+        "rises): critical needs what a collapse does to a run, or a fall so deep that the policy is "
+        "near-deterministic"),
     "value_loss_spike": RuleDoc(
         "Value-loss spike", "PPO `loss/value_avg`", "above",
         "≥ {warn} × median of its last {window} normal points (the first {warmup} and earlier spikes "
@@ -158,15 +166,17 @@ DOCS: dict[str, RuleDoc] = {
     "kl_blowup": RuleDoc(
         "KL blow-up (per sequence)", "PPO `objective/kl`", "above",
         "≥ {warn} nats, or ≥ {relative} × median of previous {window} (and ≥ {relative_floor})",
-        "≥ {critical} nats with damage", "{persistence}",
-        "critical only with evidence of damage: the reward falling, the entropy collapsing, drastic "
-        "updates or completions running into the length cap; a high KL alone is a warning"),
+        "≥ {critical} nats with damage, or ≥ {extreme} nats", "{persistence}",
+        "critical with evidence of damage (the reward falling, the entropy collapsing, drastic updates, "
+        "completions running into the length cap), or unless evidence shows the policy learns; ≥ {extreme} "
+        "nats on its own: 5 nats a token over a 16-token response, far beyond any healthy run"),
     "kl_blowup_token": RuleDoc(
         "KL blow-up (per token)", "GRPO/RLOO `kl` (logged when beta > 0)", "above",
         "≥ {warn}, or ≥ {relative} × median of previous {window} (and ≥ {relative_floor})",
-        "≥ {critical} with damage", "{persistence}",
-        "as per sequence: a KL that rises slowly while the reward rises and the entropy holds is a "
-        "policy learning, a warning at most"),
+        "≥ {critical} with damage, or ≥ {extreme}", "{persistence}",
+        "as per sequence: a KL that rises slowly while the reward rises and the entropy holds is a policy "
+        "learning, a warning; ≥ {extreme} nats a token on its own (healthy GRPO at beta 0.04 peaks at 2.2 "
+        "after 2,000 steps, veRL's PPO baseline at 0.31)"),
     "negative_kl": RuleDoc(
         "Negative KL", "PPO `objective/kl`; GRPO/RLOO `kl`", "below",
         "k1 (PPO, RLOO): median of last {window} < {warn} (RLOO per token: < {token_k1_warn})",
@@ -209,6 +219,11 @@ DOCS: dict[str, RuleDoc] = {
         "One reward function dominating", "GRPO `rewards/<f>/mean`", "special",
         "one function carries ≥ {share} of the gain while another falls (flat: a note)", "-",
         "after {min_points} points", "never critical: a trade between goals needs a look at completions"),
+    "reward_sacrificed": RuleDoc(
+        "A reward function sacrificed", "GRPO `rewards/<f>/mean` and the total reward", "special", "-",
+        "one function lost more than {share} of its early level or of its gain while the total rose",
+        "after {min_points} points",
+        "the policy buys the total with one goal: what you asked for in that function is being given up"),
     "reward_hacking": RuleDoc(
         "Reward hacking (early warning)", "reward with completion length / clipped ratio, PPO "
         "`rlhf_reward`, `eval/` reward", "special",

@@ -29,7 +29,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rltop.ingest import storage
-from rltop.model.completions import TOP_TEXT_CHARS, Completion, StepCompletions, StepSummary
+from rltop.model.completions import (
+    TOP_TEXT_CHARS,
+    Completion,
+    StepCompletions,
+    StepSummary,
+    distinct_bigrams,
+)
 
 FOLDER = "completions"
 FILE_NAME = re.compile(r"^completions_(\d+)\.parquet$")
@@ -262,6 +268,7 @@ def summarise(path: str, step: int, info: storage.FileStat) -> StepSummary:
         groups=len(by_group), group_size=group_size, identical=identical,
         top_text=top_text[:TOP_TEXT_CHARS], top_count=top_count, top_cut=len(top_text) > TOP_TEXT_CHARS,
         digest=digest.digest(), lengths=array("I", sorted(lengths)).tobytes(),
+        diversity=distinct_bigrams(texts),
     )  # fmt: skip
 
 

@@ -41,6 +41,9 @@ class StepSummary:
     digest: bytes  # of the (prompt, completion) pairs: equal digests mean the same generation
     lengths: bytes = b""  # every completion's length, ascending, as an array("I") (4 bytes a row)
     repeats: int | None = None  # step of the generation this file repeats (num_iterations > 1)
+    # Distinct bigrams over all bigrams of the step's completions (`distinct_bigrams`): near 1 for
+    # varied text, falling as the completions converge on one string or one template; None: no text.
+    diversity: float | None = None
 
     def at_least(self, length: int) -> int:
         """How many completions are ``length`` characters or longer."""
@@ -97,6 +100,29 @@ class Completion:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else str(value)
+
+
+WORDS_FOR_WORD_BIGRAMS = 4  # completions of fewer words on average are measured in characters
+
+
+def distinct_bigrams(texts: list[str]) -> float | None:
+    """The share of distinct bigrams among all bigrams of ``texts`` (distinct-2, Li et al. 2016).
+
+    Word bigrams for prose; character bigrams when completions are shorter than a few words (a
+    character-level tokenizer, one-word answers). A collapsing policy writes the same words in the
+    same order: the share falls long before whole completions are identical (a shared prefix, a
+    template with slots). None when there is no bigram at all.
+    """
+    words = [text.split() for text in texts]
+    by_words = sum(len(w) for w in words) >= WORDS_FOR_WORD_BIGRAMS * max(len(texts), 1)
+    units = words if by_words else [list(text) for text in texts]
+    seen: set[tuple[str, str]] = set()
+    total = 0
+    for sequence in units:
+        pairs = list(zip(sequence, sequence[1:]))
+        total += len(pairs)
+        seen.update(pairs)
+    return len(seen) / total if total else None
 
 
 @dataclass
