@@ -106,7 +106,8 @@ def test_the_blow_up_then_the_nan_come_first_and_the_stall_names_it() -> None:
     blow_up, nan = health.findings[:2]
     assert (blow_up.rule, blow_up.tag) == ("kl_blowup_token", "train/kl")
     assert nan.rule == "non_finite" and nan.tag == "train/grad_norm"
-    assert "NaN from step 14" in nan.message and "after the KL blow-up of train/kl (from step 2" in nan.message
+    assert "NaN from step 14" in nan.message
+    assert "after the KL blow-up of train/kl (from step 2" in nan.message
     (stall,) = rule_findings(health, "stall")
     assert stall.stage == Stage.CONSEQUENCE
     assert "stopped after NaN at step 14 (train/grad_norm); last step 14 of 200" in stall.message
