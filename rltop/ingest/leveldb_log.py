@@ -13,9 +13,10 @@ where the next read must start (the first record not complete yet), and the dama
 chunk that is not whole on disk yet is pending, never damage. After damage (a checksum that fails
 with data after it, a length past its block, a chunk out of sequence) the scan resynchronises on
 the next chunk in the same block that checks (searched byte by byte: a length that lies is no
-obstacle), else at the next block, as LevelDB's own reader does; so every record before the
-damage, and every whole record after it, is read. Damage with nothing valid after it in the last
-block of the file waits (``retry``): the writer's bytes may not have landed yet.
+obstacle; numpy finds the few positions worth a checksum), else at the next block, as LevelDB's
+own reader does; so every record before the damage, and every whole record after it, is read.
+Damage with nothing valid after it in the last block of the file waits (``retry``): the writer's
+bytes may not have landed yet.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from __future__ import annotations
 import struct
 import zlib
 from dataclasses import dataclass, field
+
+import numpy as np
 
 BLOCK = 32 * 1024
 CHUNK_HEADER = 7
@@ -113,14 +116,22 @@ def scan(data: bytes, base: int, at_eof: bool) -> LogScan:
 
 
 def _next_chunk(view: memoryview, start: int, stop: int) -> int | None:
-    """The first position in ``view[start:stop]`` where a FULL or FIRST chunk starts that checks."""
-    for at in range(start, stop - CHUNK_HEADER + 1):
-        kind = view[at + CHUNK_HEADER - 1]
-        if kind != FULL and kind != FIRST:
-            continue
-        length = view[at + 4] | view[at + 5] << 8
-        if at + CHUNK_HEADER + length > stop:
-            continue
-        if chunk_ok(view, at) is not None:
-            return at
+    """The first position in ``view[start:stop]`` where a FULL or FIRST chunk starts that checks.
+
+    Only positions whose type byte says FULL or FIRST and whose length fits are checksummed, and
+    numpy finds them: a block of zeros or garbage costs microseconds, not a Python step per byte
+    (a 100 MB garbage file took 15 s to resynchronise through).
+    """
+    if stop - start < CHUNK_HEADER:
+        return None
+    window = np.frombuffer(view, dtype=np.uint8, count=stop - start, offset=start)
+    kinds = window[CHUNK_HEADER - 1 :]  # the type byte of a chunk starting at each position
+    at = np.flatnonzero((kinds == FULL) | (kinds == FIRST))
+    if at.size == 0:
+        return None
+    lengths = window[at + 4].astype(np.int64) | window[at + 5].astype(np.int64) << 8
+    at = at[at + CHUNK_HEADER + lengths <= stop - start]
+    for candidate in (start + at).tolist():
+        if chunk_ok(view, candidate) is not None:
+            return candidate
     return None

@@ -4,11 +4,18 @@ The reader keeps the offset of the first record not read completely, so each cal
 appended since: a record the SDK has not finished writing (a chunk cut short, a FIRST chunk whose
 LAST is not written yet) is read again from its start on the next call, never an error. It never
 raises on damaged data: `rltop.ingest.leveldb_log.scan` skips the damage and resynchronises, and
-the reader says where and how much. The file's first bytes are remembered, so a file replaced,
-truncated or rewritten in place is read again from the start (RELOADED).
+the reader says where and how much, in one line per damaged span however many blocks and reads it
+covers (a file of garbage is one span). A damaged file header is one more damaged span when valid
+records follow it; a file whose start holds no record at all is named (zeros: not written yet or
+damaged; anything else: not a W&B file or damaged), never an empty run without a word. What the
+records hold that no column can (`rltop.ingest.wandb_records`) is said once per file, with its
+counts, at the first read that reaches the file's end. The file's first bytes are remembered, so a
+file replaced, truncated or rewritten in place is read again from the start (RELOADED).
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 from rltop.ingest import leveldb_log, storage
 from rltop.ingest.reading import ReadResult
@@ -42,6 +49,14 @@ class WandbFileReader:
         self._records = RunRecords()
         self._retry = False
         self._not_wandb: str | None = None
+        self._zeros: int | None = None  # bytes probed when the file starts with zeros and no record
+        self._probed: tuple[int, object] | None = None  # (size, version) of the last such probe
+        self._header_damaged = False  # the 7 header bytes are damaged, not said yet
+        self._open: tuple[int, int] | None = None  # a damaged span reaching ``offset``: it may go on
+        self._open_said = False
+        self._odd_said = False  # `RunRecords.odd_values` said (once, at the first read to the end)
+        self._unusable: Counter[str] = Counter()  # records skipped: why (undecodable, …)
+        self._first_unusable: int | None = None
         self._grow = 1  # window multiplier: a record longer than the window is read whole next time
 
     @property
@@ -66,7 +81,7 @@ class WandbFileReader:
                     self.reset()
                     result.restarted = True
                 self._identity, self._checked = stat.identity, stat.version
-                if self._not_wandb is not None or not self._header_ok(handle, stat.size, result):
+                if self._not_wandb is not None or not self._header_ok(handle, stat, result):
                     return result
                 if stat.size <= self.offset:
                     return result
@@ -88,27 +103,39 @@ class WandbFileReader:
         if not at_eof:
             result.more = True
             self._grow = 1 if self.offset > start else self._grow * 2  # no progress: a longer record
+        elif not self._odd_said:
+            odd = self._odd_values()
+            if odd is not None:  # said once, with the counts of the whole file (one-shot loads)
+                result.problems.append(f"{self.path}: {odd}")
+                self._odd_said = True
         return result
 
-    def _header_ok(self, handle: FileHandle, size: int, result: ReadResult) -> bool:
+    def _header_ok(self, handle: FileHandle, stat: FileStat, result: ReadResult) -> bool:
         """Check the file header once; False while it is not whole or when it is not W&B's."""
         if self.offset >= len(leveldb_log.FILE_HEADER):
             return True
-        if size < len(leveldb_log.FILE_HEADER):
+        if stat.size < len(leveldb_log.FILE_HEADER):
             return False  # just created: the SDK writes its header with its first flush
         head = handle.read(0, HEAD_BYTES)
         header = head[: len(leveldb_log.FILE_HEADER)]
-        if header[:6] != leveldb_log.FILE_HEADER[:6] and _first_chunk_checks(handle, size):
+        if header[:6] != leveldb_log.FILE_HEADER[:6]:
+            if self._probed == (stat.size, stat.version):
+                return False  # probed as it is now: nothing to find
+            self._probed = (stat.size, stat.version)
+            probed = min(stat.size, self.window)
+            if not _records_follow(handle.read(0, probed)):
+                if not any(header):  # zeros: bytes not landed yet on a network file system, or damage
+                    self._zeros = probed
+                    return False
+                self._not_wandb = (
+                    f'{self.path}: no W&B header (":W&B" and its magic) at the start and no valid '
+                    f"record in its first {probed} bytes; not a W&B run file, or damaged"
+                )
+                result.problems.append(self._not_wandb)
+                return False
             # A damaged header in front of records that check: the records are what matters.
-            result.problems.append(f"{self.path}: damaged W&B file header; reading its records anyway")
-        elif header[:6] != leveldb_log.FILE_HEADER[:6]:
-            if not any(header):
-                return False  # zeros: bytes not landed yet on a network file system
-            self._not_wandb = (
-                f'{self.path}: no W&B header (":W&B" and its magic) at the start; not a W&B run file?'
-            )
-            result.problems.append(self._not_wandb)
-            return False
+            self._header_damaged = True
+            self._zeros = None
         elif header != leveldb_log.FILE_HEADER:
             result.problems.append(
                 f"{self.path}: W&B file format version {header[6]} (rltop knows 0); reading it anyway"
@@ -122,28 +149,121 @@ class WandbFileReader:
         from google.protobuf.message import DecodeError
 
         scan = leveldb_log.scan(data, start, at_eof)
+        damage = [where for where, _ in scan.damage]
+        if self._open is not None and (self._open[0] > 0 or self._open[1] > len(leveldb_log.FILE_HEADER)):
+            damage.insert(0, self._open[0])  # damage (not the header alone) ran up to this read
+        damage.reverse()
         for where, payload in scan.records:
+            if damage and damage[-1] < where:
+                self._records.damaged()  # the records lost may have declared the steps, or been rows
+                while damage and damage[-1] < where:
+                    damage.pop()
             message = record()
             try:
                 message.ParseFromString(payload)
+                self._records.take(message)
             except DecodeError:
-                result.problems.append(f"{self.path}: undecodable record at byte {where}; skipped")
-                continue
-            self._records.take(message)
-        for where, skipped in merge_spans(scan.damage):
-            result.problems.append(
-                f"{self.path}: corrupt data at byte {where} ({skipped} bytes skipped); "
-                "resynchronised on the next valid record"
-            )
+                self._unusable_record("undecodable", where)
+            except Exception as error:  # a value nobody foresaw costs its record, never the run
+                self._unusable_record(f"unreadable ({type(error).__name__})", where)
+        self._report_damage(scan, start + len(data), at_eof, result)
         self.offset = scan.consumed
         self._retry = scan.retry
         result.decoded = self._records.drain()
+        note = self._records.steps_note()
+        if note is not None:
+            result.problems.append(f"{self.path}: {note}")
+
+    def _unusable_record(self, why: str, where: int) -> None:
+        """Count a record that checks but cannot be used (said once, with the other odd values)."""
+        self._unusable[why] += 1
+        if self._first_unusable is None:
+            self._first_unusable = where
+
+    def _odd_values(self) -> str | None:
+        """The once-said line: points and config values left out, records skipped (None: none)."""
+        parts = []
+        if self._unusable:
+            total = sum(self._unusable.values())
+            why = ", ".join(f"{count} {reason}" for reason, count in sorted(self._unusable.items()))
+            parts.append(f"{total} record{'s' if total != 1 else ''} skipped ({why}; the first at byte "
+                         f"{self._first_unusable})")  # fmt: skip
+        odd = self._records.odd_values()
+        if odd is not None:
+            parts.append(odd)
+        return "; ".join(parts) or None
+
+    def _report_damage(
+        self, scan: leveldb_log.LogScan, data_end: int, at_eof: bool, result: ReadResult
+    ) -> None:
+        """One line per damaged span, however many blocks and reads it covers.
+
+        A span that reaches where the scan stopped may go on in the next read (the next window, or
+        bytes still being written): it is held until a record follows it, and said when the read
+        reaches the end of the file (once: its growth later is not said again).
+        """
+        spans = list(scan.damage)
+        if self._header_damaged:  # the 7 header bytes: one span with the damage right after them
+            spans.append((0, len(leveldb_log.FILE_HEADER)))
+            self._header_damaged = False
+        said_upto = None  # a held span said already: its start
+        if self._open is not None:
+            continues = any(where <= self._open[1] for where, _ in spans) or not scan.records
+            if continues:
+                spans.append(self._open)
+                said_upto = self._open[0] if self._open_said else None
+            else:
+                self._say_span(*self._open, result, said=self._open_said)
+            self._open = None
+        spans = merge_spans(spans)
+        if (
+            spans
+            and spans[-1][0] + spans[-1][1] >= scan.consumed
+            and not (scan.records and scan.records[-1][0] > spans[-1][0])
+        ):
+            where, size = spans.pop()
+            self._open = (where, max(where + size, scan.consumed))
+            self._open_said = said_upto == where
+        for where, size in spans:
+            self._say_span(where, where + size, result, said=said_upto == where)
+        if self._open is not None and at_eof and not self._open_said:
+            to_end = scan.retry or scan.consumed >= data_end
+            end = data_end if to_end else self._open[1]
+            self._say_span(self._open[0], end, result, said=False, to_end=to_end)
+            self._open_said = True
+
+    def _say_span(self, where: int, end: int, result: ReadResult, said: bool, to_end: bool = False) -> None:
+        """The one line of a damaged span (nothing when it was said already)."""
+        if not said:
+            result.problems.append(self._span_line(where, end, to_end))
+
+    def _span_line(self, where: int, end: int, to_end: bool) -> str:
+        """The line said for the damaged span [where, end): "…: corrupt data at byte N (M bytes …"."""
+        if (where, end) == (0, len(leveldb_log.FILE_HEADER)):
+            return f"{self.path}: damaged W&B file header; reading its records anyway"
+        header = ", the W&B file header included" if where == 0 else ""
+        if to_end:
+            return (
+                f"{self.path}: corrupt data at byte {where} ({end - where} bytes{header}, to the end of "
+                "the file); skipped"
+            )
+        return (
+            f"{self.path}: corrupt data at byte {where} ({end - where} bytes skipped{header}); "
+            "resynchronised on the next valid record"
+        )
 
     def unfinished(self) -> str | None:
         """What a one-shot load should say about the end of the file (None: nothing worth saying)."""
         if self._not_wandb is not None:
             return None  # said already
-        if self._retry:
+        if self._zeros is not None and self.offset == 0:
+            return (
+                f"{self.path}: no W&B header and no valid record in its first {self._zeros} bytes "
+                "(zeros: not written yet, or damaged); nothing read"
+            )
+        if self._open is not None and not self._open_said:
+            return self._span_line(self._open[0], self._seen, to_end=True)
+        if self._retry and self._open is None:
             return (
                 f"{self.path}: the last record (at byte {self.offset}) does not match its checksum: "
                 "damaged, or not completely written yet; skipped"
@@ -168,8 +288,8 @@ class WandbFileReader:
         return None
 
 
-def _first_chunk_checks(handle: FileHandle, size: int) -> bool:
-    """True when a valid chunk follows the 7 header bytes (the header alone is damaged)."""
+def _records_follow(probe: bytes) -> bool:
+    """True when a valid record follows the 7 header bytes somewhere in ``probe`` (a file's first
+    bytes): the header is damaged, not the file foreign."""
     start = len(leveldb_log.FILE_HEADER)
-    probe = handle.read(0, min(size, leveldb_log.BLOCK))
-    return leveldb_log.chunk_ok(probe, start) is not None
+    return bool(leveldb_log.scan(probe[start:], start, True).records)
