@@ -30,8 +30,11 @@ def runner(timeout: float = 30.0, **kwargs) -> tuple[CommandRunner, Said]:
 def test_payload_on_stdin_and_environment(tmp_path):
     hooks, said = runner()
     out = tmp_path / "out.jsonl"
-    assert hooks.start(f'cat >> "{out}"; echo "$RLTOP_EVENT" > "{tmp_path}/env"',
-                       json.dumps({"event": "finding"}).encode() + b"\n", {"RLTOP_EVENT": "finding"})
+    assert hooks.start(
+        f'cat >> "{out}"; echo "$RLTOP_EVENT" > "{tmp_path}/env"',
+        json.dumps({"event": "finding"}).encode() + b"\n",
+        {"RLTOP_EVENT": "finding"},
+    )
     wait_until(lambda: (tmp_path / "env").exists() and hooks.running == 0, "the hook")
     assert records(out) == [{"event": "finding"}]
     assert (tmp_path / "env").read_text() == "finding\n"

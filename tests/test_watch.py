@@ -49,8 +49,13 @@ class Writer:
     """The training process: writes what it is told, one command a line."""
 
     def __init__(self, run_dir: Path) -> None:
-        self.process = subprocess.Popen([PYTHON, "-c", WRITER, str(run_dir)], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        self.process = subprocess.Popen(
+            [PYTHON, "-c", WRITER, str(run_dir)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
 
     def do(self, command: str) -> None:
         self.process.stdin.write(command + "\n")
@@ -67,8 +72,13 @@ class Watch:
 
     def __init__(self, *args: str) -> None:
         self.process = subprocess.Popen(
-            [PYTHON, "-m", "rltop", "watch", *args], cwd=ROOT, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+            [PYTHON, "-m", "rltop", "watch", *args],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
         self.out = Lines(self.process.stdout)
         self.err = Lines(self.process.stderr)
@@ -91,6 +101,7 @@ class Watch:
 
 def strict_json(line: str) -> dict:
     """json.loads that refuses NaN/Infinity (which Python's parser accepts, and JSON does not)."""
+
     def refuse(token: str) -> None:
         raise ValueError(f"not JSON: {token}")
 
@@ -129,8 +140,11 @@ def test_one_call_per_episode_recovery_and_finish(tmp_path, logs):
         lines = calls.read_text().splitlines()
         payloads = [strict_json(line) for line in lines]
         assert [(p["event"], p["rule"], p["first_step"]) for p in payloads] == [
-            ("finding", "non_finite", 6), ("recovery", "non_finite", 6),
-            ("finding", "non_finite", 6), ("recovery", "non_finite", 6), ("finish", None, None),
+            ("finding", "non_finite", 6),
+            ("recovery", "non_finite", 6),
+            ("finding", "non_finite", 6),
+            ("recovery", "non_finite", 6),
+            ("finish", None, None),
         ]
         first = payloads[0]
         assert (first["level"], first["tag"], first["step"]) == ("critical", "train/loss", 6)
@@ -143,10 +157,15 @@ def test_one_call_per_episode_recovery_and_finish(tmp_path, logs):
         assert payloads[4]["message"] == "finished at step 15; final verdict critical (1 finding)"
         # Hooks run side by side (a slow one holds no other): each writes its stdin, then its RLTOP_*
         # line, so a call's line can land after the next call's. Compare them as a multiset.
-        assert sorted(env.read_text().splitlines()) == sorted([
-            "finding non_finite critical grpo", "recovery non_finite critical grpo",
-            "finding non_finite critical grpo", "recovery non_finite critical grpo", "finish  critical grpo",
-        ])
+        assert sorted(env.read_text().splitlines()) == sorted(
+            [
+                "finding non_finite critical grpo",
+                "recovery non_finite critical grpo",
+                "finding non_finite critical grpo",
+                "recovery non_finite critical grpo",
+                "finish  critical grpo",
+            ]
+        )
         wait_until(lambda: len(watch.out.lines) >= 5, "the JSON lines on stdout")
         printed = [strict_json(line) for line in watch.out.lines]
         assert [p["event"] for p in printed] == [p["event"] for p in payloads]
@@ -159,7 +178,8 @@ def test_one_call_per_episode_recovery_and_finish(tmp_path, logs):
     assert not any("Traceback" in line for line in watch.err.lines)
     # Nothing of ours in the log directory: only the writer's event file.
     assert [p.name for p in logs.rglob("*") if p.is_file()] == [
-        p.name for p in (logs / "grpo").iterdir() if p.name.startswith("events.out.tfevents.")]
+        p.name for p in (logs / "grpo").iterdir() if p.name.startswith("events.out.tfevents.")
+    ]
 
 
 SLOW_HOOK = """#!/bin/sh
@@ -235,8 +255,15 @@ def test_text_lines_on_stderr_are_escaped(tmp_path, logs):
 
 
 def run_watch(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([PYTHON, "-m", "rltop", "watch", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, env=env, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [PYTHON, "-m", "rltop", "watch", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path, logs):
@@ -245,8 +272,9 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, logs):
     assert missing.stderr.startswith("rltop: error: ")
     bad_url = run_watch(str(logs), "--webhook", "ftp://user:secret@example.org/x")
     assert bad_url.returncode == 2
-    assert bad_url.stderr == ("rltop: error: --webhook ftp://…: not an http(s) URL (STYLE+URL and env:NAME "
-                              "also work)\n")
+    assert bad_url.stderr == (
+        "rltop: error: --webhook ftp://…: not an http(s) URL (STYLE+URL and env:NAME also work)\n"
+    )
     unset = run_watch(str(logs), "--webhook", "env:RLTOP_TEST_UNSET_HOOK")
     assert unset.returncode == 2 and "RLTOP_TEST_UNSET_HOOK is not set" in unset.stderr
     bin_dir = tmp_path / "bin"
@@ -267,8 +295,14 @@ def test_desktop_notification_through_notify_send(tmp_path, logs):
     writer = Writer(logs / "grpo <b>&bold<b>")  # markup a notification server would read (no "/": one folder)
     writer.do("ok 5")
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
-    watch = subprocess.Popen([PYTHON, "-m", "rltop", "watch", str(logs), "--notify"], cwd=ROOT, env=env,
-                             stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    watch = subprocess.Popen(
+        [PYTHON, "-m", "rltop", "watch", str(logs), "--notify"],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         err = Lines(watch.stderr)
         wait_until(lambda: err.having("watching 1 run"), "watch to start")
@@ -279,7 +313,10 @@ def test_desktop_notification_through_notify_send(tmp_path, logs):
         watch.terminate()
         watch.wait(timeout=30)
     args = shown.read_text().splitlines()
-    assert args[:3] == ["--app-name=rltop", "--urgency=critical",
-                        "rltop: CRITICAL grpo &lt;b&gt;&amp;bold&lt;b&gt;: non-finite value"]
+    assert args[:3] == [
+        "--app-name=rltop",
+        "--urgency=critical",
+        "rltop: CRITICAL grpo &lt;b&gt;&amp;bold&lt;b&gt;: non-finite value",
+    ]
     assert args[3].startswith("CRITICAL grpo &lt;b&gt;&amp;bold&lt;b&gt;: train/loss is NaN at step 6")
     assert watch.returncode == 0

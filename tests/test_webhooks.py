@@ -18,11 +18,23 @@ from rltop.alerts.settings import Webhook, detect_style, parse_webhook
 from rltop.alerts.webhooks import WebhookSender
 from rltop.health.findings import Finding, Level
 
-FINDING_ = Finding(Level.CRITICAL, "entropy_collapse", "grpo <!channel> @everyone", "train/entropy", 40,
-                   0.004, "train/entropy fell to 0.004 at step 40.", "Raise the temperature.", first_step=38,
-                   last_step=40, active=True, title="entropy collapse")
-PAYLOAD = event_payload(AlertEvent(FINDING, FINDING_.run, Level.CRITICAL, FINDING_), None,
-                        now=1_800_000_000.0)
+FINDING_ = Finding(
+    Level.CRITICAL,
+    "entropy_collapse",
+    "grpo <!channel> @everyone",
+    "train/entropy",
+    40,
+    0.004,
+    "train/entropy fell to 0.004 at step 40.",
+    "Raise the temperature.",
+    first_step=38,
+    last_step=40,
+    active=True,
+    title="entropy collapse",
+)
+PAYLOAD = event_payload(
+    AlertEvent(FINDING, FINDING_.run, Level.CRITICAL, FINDING_), None, now=1_800_000_000.0
+)
 
 
 class Server:
@@ -108,7 +120,7 @@ def test_ntfy_non_ascii_title_is_rfc2047_and_a_recovery_is_quieter(server):
     finding = Finding(Level.WARN, "stall", "réseau", "", 5, 900.0, "m", "a", title="stall")
     payload = event_payload(AlertEvent(RECOVERY, "réseau", Level.WARN, finding), None)
     headers = deliver(server, "ntfy", payload)["headers"]
-    (decoded, charset), = email.header.decode_header(headers["Title"])
+    ((decoded, charset),) = email.header.decode_header(headers["Title"])
     assert decoded.decode(charset) == "rltop: RECOVERED réseau"
     assert headers["Priority"] == "3" and headers["Tags"] == "white_check_mark"
 
@@ -134,8 +146,10 @@ def test_server_errors_are_retried_client_errors_are_not():
         wait_until(lambda: said, "the report")
         hooks.close()
         assert len(wrong.requests) == 1
-        assert said == ["webhook http://127.0.0.1/… failed (HTTP 404 Not Found; 3 tries, 10 s each); the "
-                        "alert was not delivered (said once; later failures of this kind are only counted)"]
+        assert said == [
+            "webhook http://127.0.0.1/… failed (HTTP 404 Not Found; 3 tries, 10 s each); the "
+            "alert was not delivered (said once; later failures of this kind are only counted)"
+        ]
     finally:
         wrong.close()
 
@@ -149,8 +163,10 @@ def test_a_server_that_never_answers_times_out_and_is_said_once():
         hooks.send(PAYLOAD)
         wait_until(lambda: hooks.problems.summary(), "two failed deliveries")
         hooks.close(grace=0.1)
-        assert said == ["webhook http://127.0.0.1/… failed (timed out; 2 tries, 0.3 s each); the alert was "
-                        "not delivered (said once; later failures of this kind are only counted)"]
+        assert said == [
+            "webhook http://127.0.0.1/… failed (timed out; 2 tries, 0.3 s each); the alert was "
+            "not delivered (said once; later failures of this kind are only counted)"
+        ]
         assert hooks.problems.summary() == ["webhook http://127.0.0.1/… failed 2 times in all"]
     finally:
         hang.set()
@@ -164,8 +180,10 @@ def test_a_server_that_is_down_is_said_once_and_nothing_crashes():
     hooks, said = sender(f"http://127.0.0.1:{port}/x", "discord", attempts=2, pauses=(0.01,))
     for _ in range(3):
         hooks.send(PAYLOAD)
-    wait_until(lambda: hooks.problems.summary() == ["webhook http://127.0.0.1/… failed 3 times in all"],
-               "three failed deliveries")
+    wait_until(
+        lambda: hooks.problems.summary() == ["webhook http://127.0.0.1/… failed 3 times in all"],
+        "three failed deliveries",
+    )
     hooks.close()
     assert len(said) == 1 and "Connection refused; 2 tries" in said[0]
 
@@ -191,7 +209,8 @@ def test_parse_webhook_styles_env_and_errors():
     assert detect_style("https://ntfy.example.org/topic") == "ntfy"
     assert detect_style("https://example.org/hook") == "json"
     assert parse_webhook("slack+https://chat.example.org/hooks/x") == Webhook(
-        "https://chat.example.org/hooks/x", "slack")
+        "https://chat.example.org/hooks/x", "slack"
+    )
     hook = parse_webhook("env:MY_HOOK", {"MY_HOOK": "https://hooks.slack.com/services/T/B/secret"})
     assert hook.style == "slack" and hook.label == "webhook https://hooks.slack.com/…"
     with pytest.raises(ValueError, match="the environment variable MY_HOOK is not set"):

@@ -32,9 +32,13 @@ Listener = Callable[[AlertEvent, dict[str, Any]], None]
 class Alerts:
     """The tracker, a gate per recipient and the recipients; see the module docstring."""
 
-    def __init__(self, settings: AlertSettings, report: Callable[[str], None],
-                 escape: Callable[[str], str] = str,
-                 names: Callable[[Store], Mapping[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        settings: AlertSettings,
+        report: Callable[[str], None],
+        escape: Callable[[str], str] = str,
+        names: Callable[[Store], Mapping[str, str]] | None = None,
+    ) -> None:
         """``report`` receives one-line failure reports (from any thread); ``escape`` makes names from
         event files safe for a desktop notification; ``names`` gives the runs' display names (what
         the screen calls them, `rltop.view.names.run_display_names`; the run names without it)."""
@@ -79,8 +83,9 @@ class Alerts:
             self._tell(event, run)
         return events
 
-    def observe_store(self, store: Store, health: Mapping[str, RunHealth],
-                      caught_up: bool) -> list[AlertEvent]:
+    def observe_store(
+        self, store: Store, health: Mapping[str, RunHealth], caught_up: bool
+    ) -> list[AlertEvent]:
         """Every run whose verdict is new since the last call (the dashboard's session as it is)."""
         if caught_up and not self._started:
             self._started = True
@@ -125,8 +130,9 @@ class Alerts:
     def _desktop(self, event: AlertEvent, payload: dict[str, Any]) -> None:
         urgent = event.kind not in (RECOVERY, FINISH) and event.level == Level.CRITICAL
         # Notification servers read a little HTML in the body: names from files must stay text.
-        title, body = (html.escape(self.escape(text), quote=False)
-                       for text in (headline(payload), event_text(payload)))
+        title, body = (
+            html.escape(self.escape(text), quote=False) for text in (headline(payload), event_text(payload))
+        )
         urgency = "critical" if urgent else "normal"
         argv = [NOTIFY_SEND, "--app-name=rltop", f"--urgency={urgency}", title, body]
         self._notify.start(argv)
@@ -148,4 +154,3 @@ class Alerts:
     def summary(self) -> list[str]:
         """Lines for the end: recipients that failed more than once."""
         return self.problems.summary()
-

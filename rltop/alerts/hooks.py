@@ -41,8 +41,9 @@ class CommandRunner:
         self._stopping = False
         self.started = 0  # calls started so far (tests and the exit summary)
 
-    def start(self, command: str | Sequence[str], stdin: bytes = b"",
-              env: Mapping[str, str] | None = None) -> bool:
+    def start(
+        self, command: str | Sequence[str], stdin: bytes = b"", env: Mapping[str, str] | None = None
+    ) -> bool:
         """Run ``command`` (a string goes through the shell) without waiting; False if it was dropped."""
         with self._lock:
             if self._closed:
@@ -52,13 +53,18 @@ class CommandRunner:
                 dropped = True
             else:
                 dropped = False
-                thread = threading.Thread(target=self._run, args=(command, stdin, dict(env or {})),
-                                          name=f"rltop-{self.who}", daemon=True)
+                thread = threading.Thread(
+                    target=self._run,
+                    args=(command, stdin, dict(env or {})),
+                    name=f"rltop-{self.who}",
+                    daemon=True,
+                )
                 self._threads.add(thread)
                 self.started += 1
         if dropped:
-            self.problems.failed(self.who, "busy", f"{self.who}: {busy} calls are still running; "
-                                 "an alert was not passed on")
+            self.problems.failed(
+                self.who, "busy", f"{self.who}: {busy} calls are still running; an alert was not passed on"
+            )
             return False
         thread.start()
         return True
@@ -96,8 +102,12 @@ class CommandRunner:
         with tempfile.TemporaryFile() as errors:
             try:
                 process = subprocess.Popen(
-                    command, shell=isinstance(command, str), stdin=subprocess.PIPE,
-                    stdout=subprocess.DEVNULL, stderr=errors, env={**inherited_environment(), **env},
+                    command,
+                    shell=isinstance(command, str),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=errors,
+                    env={**inherited_environment(), **env},
                     start_new_session=True,  # its own process group: a timeout stops its children too
                 )
             except OSError as error:
@@ -113,8 +123,11 @@ class CommandRunner:
                 process.communicate(stdin, timeout=self.timeout)
             except subprocess.TimeoutExpired:
                 _stop_group(process)
-                self.problems.failed(self.who, "timeout", f"{self.who} ran longer than {self.timeout:g} s "
-                                     "and was stopped (--hook-timeout SECONDS)")
+                self.problems.failed(
+                    self.who,
+                    "timeout",
+                    f"{self.who} ran longer than {self.timeout:g} s and was stopped (--hook-timeout SECONDS)",
+                )
                 return
             finally:
                 with self._lock:
@@ -124,8 +137,9 @@ class CommandRunner:
                 self.problems.worked(self.who)
                 return
             if self._stopping and code < 0:
-                self.problems.failed(self.who, "ended", f"{self.who} was still running when rltop ended, "
-                                     "and was stopped")
+                self.problems.failed(
+                    self.who, "ended", f"{self.who} was still running when rltop ended, and was stopped"
+                )
                 return
             errors.seek(0)
             quoted = _last_line(errors.read())

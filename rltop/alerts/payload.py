@@ -44,8 +44,11 @@ def writer_process(directory: str) -> dict[str, Any] | None:
     """
     try:
         with os.scandir(directory) as entries:
-            files = [(entry.stat().st_mtime, entry.name) for entry in entries
-                     if entry.name.startswith(_EVENT_PREFIX) and entry.is_file()]
+            files = [
+                (entry.stat().st_mtime, entry.name)
+                for entry in entries
+                if entry.name.startswith(_EVENT_PREFIX) and entry.is_file()
+            ]
     except OSError:
         return None
     if not files:
@@ -57,8 +60,13 @@ def writer_process(directory: str) -> dict[str, Any] | None:
         match = _ANY_NAME.match(name)
     host = match["host"] if match else None
     same_host = host is not None and host == socket.gethostname()
-    return {"file": name, "host": host, "pid": pid, "same_host": same_host,
-            "running": _pid_running(pid) if same_host and pid is not None else None}
+    return {
+        "file": name,
+        "host": host,
+        "pid": pid,
+        "same_host": same_host,
+        "running": _pid_running(pid) if same_host and pid is not None else None,
+    }
 
 
 def _pid_running(pid: int) -> bool:
@@ -73,8 +81,9 @@ def _pid_running(pid: int) -> bool:
     return True
 
 
-def event_payload(event: AlertEvent, run: Run | None, now: float | None = None,
-                  display: str | None = None) -> dict[str, Any]:
+def event_payload(
+    event: AlertEvent, run: Run | None, now: float | None = None, display: str | None = None
+) -> dict[str, Any]:
     """The JSON-ready payload of ``event`` (``run``: the store's entry, for directory and steps;
     ``display``: the run's display name, as the screen shows it)."""
     finding = event.finding
@@ -117,12 +126,24 @@ def event_environment(payload: dict[str, Any]) -> dict[str, str]:
     """``RLTOP_EVENT``, ``RLTOP_RUN``, ``RLTOP_LEVEL``… for a hook (empty strings for missing values)."""
     writer = payload.get("writer") or {}
     values = {
-        "EVENT": payload["event"], "LEVEL": payload["level"], "PREVIOUS_LEVEL": payload["previous_level"],
-        "RUN": payload["run"], "DISPLAY_NAME": payload["display_name"], "DIRECTORY": payload["directory"],
-        "RULE": payload["rule"], "TITLE": payload["title"], "TAG": payload["tag"], "STEP": payload["step"],
-        "FIRST_STEP": payload["first_step"], "LAST_STEP": payload["last_step"], "VALUE": payload["value"],
-        "MESSAGE": payload["message"], "INITIAL": "1" if payload["initial"] else "0",
-        "RUN_STEP": payload["run_step"], "HOST": writer.get("host"), "PID": writer.get("pid"),
+        "EVENT": payload["event"],
+        "LEVEL": payload["level"],
+        "PREVIOUS_LEVEL": payload["previous_level"],
+        "RUN": payload["run"],
+        "DISPLAY_NAME": payload["display_name"],
+        "DIRECTORY": payload["directory"],
+        "RULE": payload["rule"],
+        "TITLE": payload["title"],
+        "TAG": payload["tag"],
+        "STEP": payload["step"],
+        "FIRST_STEP": payload["first_step"],
+        "LAST_STEP": payload["last_step"],
+        "VALUE": payload["value"],
+        "MESSAGE": payload["message"],
+        "INITIAL": "1" if payload["initial"] else "0",
+        "RUN_STEP": payload["run_step"],
+        "HOST": writer.get("host"),
+        "PID": writer.get("pid"),
         "SAME_HOST": "1" if writer.get("same_host") else "0",
     }
     return {f"RLTOP_{key}": _env_text(value) for key, value in values.items()}

@@ -43,5 +43,8 @@ class Problems:
     def summary(self) -> list[str]:
         """One line per recipient that failed more than once: how often."""
         with self._lock:
-            return [f"{who} failed {count} times in all" for who, count in sorted(self._counts.items())
-                    if count > 1]
+            return [
+                f"{who} failed {count} times in all"
+                for who, count in sorted(self._counts.items())
+                if count > 1
+            ]

@@ -40,8 +40,13 @@ MAX_RETRY_AFTER = 30.0  # a server's Retry-After is honoured up to this
 QUEUE_LIMIT = 100  # alerts waiting for one webhook; more are dropped (and that is said)
 DISCORD_LIMIT = 2000  # characters Discord accepts in "content"
 _NTFY_PRIORITY = {"critical": "5", "warn": "4"}
-_NTFY_TAGS = {"finding": "rotating_light", "escalation": "rotating_light", "stall": "hourglass",
-              "recovery": "white_check_mark", "finish": "checkered_flag"}
+_NTFY_TAGS = {
+    "finding": "rotating_light",
+    "escalation": "rotating_light",
+    "stall": "hourglass",
+    "recovery": "white_check_mark",
+    "finish": "checkered_flag",
+}
 
 
 def webhook_request(hook: Webhook, payload: dict[str, Any]) -> urllib.request.Request:
@@ -51,20 +56,25 @@ def webhook_request(hook: Webhook, payload: dict[str, Any]) -> urllib.request.Re
     headers = {"User-Agent": f"rltop/{__version__}"}
     if hook.style == "ntfy":
         body = event_text(payload).encode()
-        headers.update({
-            "Content-Type": "text/plain; charset=utf-8",
-            "Title": _header_text(headline(payload)),
-            "Priority": _NTFY_PRIORITY.get(payload["level"], "3")
-            if payload["event"] not in ("recovery", "finish") else "3",
-            "Tags": _NTFY_TAGS.get(payload["event"], "bell"),
-        })
+        headers.update(
+            {
+                "Content-Type": "text/plain; charset=utf-8",
+                "Title": _header_text(headline(payload)),
+                "Priority": _NTFY_PRIORITY.get(payload["level"], "3")
+                if payload["event"] not in ("recovery", "finish")
+                else "3",
+                "Tags": _NTFY_TAGS.get(payload["event"], "bell"),
+            }
+        )
     else:
         if hook.style == "slack":
             # Slack reads <…> as links and mentions (<!channel>): names from files must not ping.
             message: Any = {"text": html.escape(event_text(payload), quote=False)}
         elif hook.style == "discord":
-            message = {"content": _shorten(event_text(payload), DISCORD_LIMIT),
-                       "allowed_mentions": {"parse": []}}  # a run called "@everyone" pings nobody
+            message = {
+                "content": _shorten(event_text(payload), DISCORD_LIMIT),
+                "allowed_mentions": {"parse": []},
+            }  # a run called "@everyone" pings nobody
         else:
             message = payload
         body = json.dumps(message, ensure_ascii=False, allow_nan=False).encode()
@@ -89,8 +99,14 @@ def _header_text(text: str) -> str:
 class WebhookSender:
     """Delivers payloads to webhooks, each from its own thread; never blocks the caller."""
 
-    def __init__(self, hooks: list[Webhook], problems: Problems, timeout: float = TIMEOUT,
-                 attempts: int = ATTEMPTS, pauses: tuple[float, ...] = PAUSES) -> None:
+    def __init__(
+        self,
+        hooks: list[Webhook],
+        problems: Problems,
+        timeout: float = TIMEOUT,
+        attempts: int = ATTEMPTS,
+        pauses: tuple[float, ...] = PAUSES,
+    ) -> None:
         self.problems = problems
         self.timeout = timeout
         self.attempts = max(1, attempts)
@@ -101,8 +117,9 @@ class WebhookSender:
         self.delivered = 0  # payloads accepted by a server (tests)
         for hook in hooks:
             inbox: queue.Queue = queue.Queue(QUEUE_LIMIT)
-            thread = threading.Thread(target=self._serve, args=(hook, inbox), name="rltop-webhook",
-                                      daemon=True)
+            thread = threading.Thread(
+                target=self._serve, args=(hook, inbox), name="rltop-webhook", daemon=True
+            )
             self._queues.append((hook, inbox))
             self._threads.append(thread)
             thread.start()
@@ -113,8 +130,11 @@ class WebhookSender:
             try:
                 inbox.put_nowait(payload)
             except queue.Full:
-                self.problems.failed(hook.label, "queue", f"{hook.label}: {QUEUE_LIMIT} alerts are waiting; "
-                                     "an alert was dropped")
+                self.problems.failed(
+                    hook.label,
+                    "queue",
+                    f"{hook.label}: {QUEUE_LIMIT} alerts are waiting; an alert was dropped",
+                )
 
     def close(self, grace: float = 2.0) -> None:
         """Deliver what is queued within ``grace`` seconds, then stop (no retry waits from here on)."""
@@ -171,8 +191,11 @@ class WebhookSender:
                 reason = "timed out" if timed_out else str(getattr(cause, "strerror", None) or cause)
                 kind = type(cause).__name__
         tries = f"{self.attempts} tries" if self.attempts > 1 else "1 try"
-        self.problems.failed(hook.label, kind, f"{hook.label} failed ({reason}; {tries}, "
-                             f"{self.timeout:g} s each); the alert was not delivered")
+        self.problems.failed(
+            hook.label,
+            kind,
+            f"{hook.label} failed ({reason}; {tries}, {self.timeout:g} s each); the alert was not delivered",
+        )
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -80,8 +80,10 @@ def alert_settings(args: argparse.Namespace) -> AlertSettings:
             raise UsageError(str(error)) from None
     desktop = bool(option("notify"))
     if desktop and shutil.which("notify-send") is None:
-        raise UsageError("--notify needs notify-send, which is not on PATH "
-                         "(Debian/Ubuntu: apt install libnotify-bin; Fedora: libnotify)")
+        raise UsageError(
+            "--notify needs notify-send, which is not on PATH "
+            "(Debian/Ubuntu: apt install libnotify-bin; Fedora: libnotify)"
+        )
     command = option("on_alert")
     if command is not None and not command.strip():
         raise UsageError("--on-alert needs a command")

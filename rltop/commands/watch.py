@@ -75,8 +75,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_paths(parser)
-    parser.add_argument("--format", choices=("text", "json"), default="text",
-                        help="text: one line per event on stderr (default); json: JSON lines on stdout")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text: one line per event on stderr (default); json: JSON lines on stdout",
+    )
     add_filters(parser)
     add_poll(parser)
     add_rules(parser)
