@@ -184,37 +184,41 @@ def test_one_call_per_episode_recovery_and_finish(tmp_path, logs):
 
 SLOW_HOOK = """#!/bin/sh
 cat >> "{calls}"
-if [ ! -e "{marker}.started" ]; then
+if [ "$RLTOP_RUN" = grpo ] && [ ! -e "{marker}.started" ]; then
     touch "{marker}.started"
-    sleep 10
+    while [ ! -e "{marker}.release" ]; do sleep 0.05; done
     touch "{marker}.done"
 fi
 """
 
 
-def test_a_slow_hook_never_holds_the_next_alert(tmp_path, logs):
+def test_a_slow_hook_holds_only_its_own_runs_next_alerts(tmp_path, logs):
+    """A hook still busy with one run's alert holds that run's next alerts (they follow in order) and
+    nothing of any other run."""
     calls, marker = tmp_path / "calls.jsonl", tmp_path / "first"
     hook, _calls, _env = write_hook(tmp_path, SLOW_HOOK.format(calls=calls, marker=marker))
-    writer = Writer(logs / "grpo")
-    writer.do("ok 5")  # on disk before watch starts: it finds the run in its first read
+    grpo, ppo = Writer(logs / "grpo"), Writer(logs / "ppo")
+    for writer in (grpo, ppo):
+        writer.do("ok 5")  # on disk before watch starts: it finds the runs in its first read
     watch = Watch(str(logs), "--on-alert", str(hook), "--poll", "0.2")
     try:
-        watch.wait_err("watching 1 run")
-        writer.do("nan 1")
+        watch.wait_err("watching 2 runs")
+        grpo.do("nan 1")
         wait_until(lambda: (tmp_path / "first.started").exists(), "the first (slow) hook")
-        writer.do("ok 3")
-        wait_until(lambda: len(records(calls)) == 2, "the recovery")
-        writer.do("nan 1")
-        wait_until(lambda: len(records(calls)) == 3, "the second finding")
-        # Both arrived while the first hook was still asleep: it held nothing up.
-        assert not (tmp_path / "first.done").exists()
-        assert [p["event"] for p in records(calls)] == ["finding", "recovery", "finding"]
+        grpo.do("ok 3")
+        watch.wait_err("RECOVERED grpo")  # the event happened; its call waits for the slow one
+        ppo.do("nan 1")
+        wait_until(lambda: any(p["run"] == "ppo" for p in records(calls)), "the other run's alert")
+        assert [(p["run"], p["event"]) for p in records(calls)] == [("grpo", "finding"), ("ppo", "finding")]
+        (tmp_path / "first.release").touch()
+        wait_until(lambda: len(records(calls)) == 3, "the recovery, once the slow call ended")
+        assert records(calls)[2]["event"] == "recovery" and records(calls)[2]["run"] == "grpo"
     finally:
-        writer.close()
+        for writer in (grpo, ppo):
+            writer.close()
         code = watch.stop()
         watch.kill()
     assert code == 0, watch.err.lines
-    assert not (tmp_path / "first.done").exists()  # stopped when watch ended, not left behind
 
 
 def test_a_run_already_critical_at_start_is_reported_once_with_initial(tmp_path, logs):

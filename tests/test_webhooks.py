@@ -147,7 +147,7 @@ def test_server_errors_are_retried_client_errors_are_not():
         hooks.close()
         assert len(wrong.requests) == 1
         assert said == [
-            "webhook http://127.0.0.1/… failed (HTTP 404 Not Found; 3 tries, 10 s each); the "
+            "webhook http://127.0.0.1/… failed (HTTP 404 Not Found; 1 try, 10 s); the "
             "alert was not delivered (said once; later failures of this kind are only counted)"
         ]
     finally:
