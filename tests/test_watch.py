@@ -7,6 +7,7 @@ is written only once watch has seen the previous one. Every wait is for a state:
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -15,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from live_helpers import Lines, records, wait_until, write_hook
+from live_helpers import HttpServer, Lines, records, wait_until, write_hook
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -219,6 +220,95 @@ def test_a_slow_hook_holds_only_its_own_runs_next_alerts(tmp_path, logs):
         code = watch.stop()
         watch.kill()
     assert code == 0, watch.err.lines
+
+
+ROBUST_HOOK = """#!/bin/sh
+# Records the payload and the exact directory; hangs on every alert of the run called "hang".
+cat >> "{calls}"
+printf '%s\\n' "$RLTOP_DIRECTORY_RAW" >> "{raw}"
+if [ "$RLTOP_RUN" = hang ]; then
+    touch "{hung}"
+    while [ ! -e "{stop}" ]; do sleep 0.1; done
+fi
+"""
+EPISODES = ("nan 1", "ok 3", "nan 1", "ok 3", "finish")
+EVENTS = ["finding", "recovery", "finding", "recovery", "finish"]
+
+
+def test_odd_names_a_hanging_hook_and_a_failing_webhook_cost_no_other_alert(tmp_path, logs):
+    """Issue 26: a run folder that is not UTF-8, one whose name holds RLO and ESC, a hook that hangs on
+    every alert of one run and a webhook that always fails: watch goes on, every other alert reaches the
+    hook and the working webhook, in order, with display-safe names and the exact directory."""
+    calls, raw, hung, stop = (tmp_path / name for name in ("calls.jsonl", "raw.txt", "hung", "stop"))
+    hook, _calls, _env = write_hook(tmp_path, ROBUST_HOOK.format(calls=calls, raw=raw, hung=hung, stop=stop))
+    folders = {
+        "plain": b"plain",
+        "odd": b"run-\xff\xfe",
+        "evil": b"evil\xe2\x80\xae\x1b[31m",
+        "hang": b"hang",
+    }
+    shown = {"plain": "plain", "odd": "run-\\xff\\xfe", "evil": "evil\\u202e\\x1b[31m", "hang": "hang"}
+    failing, working = HttpServer(otherwise=500), HttpServer()
+    writers = {
+        key: Writer(Path(os.fsdecode(os.fsencode(logs) + b"/" + name))) for key, name in folders.items()
+    }
+    watch = None
+    try:
+        for writer in writers.values():
+            writer.do("ok 5")
+        watch = Watch(str(logs), "--on-alert", str(hook), "--hook-timeout", "3600", "--webhook", failing.url,
+                      "--webhook", working.url, "--format", "json", "--poll", "0.2")  # fmt: skip
+
+        def told() -> dict[str, list[str]]:  # the events the working webhook got, by run
+            payloads = [json.loads(request["body"]) for request in working.requests]
+            return {key: [p["event"] for p in payloads if p["run"] == shown[key]] for key in folders}
+
+        def hooked() -> dict[str, list[str]]:  # the events the hook got, by run
+            return {key: [p["event"] for p in records(calls) if p["run"] == shown[key]] for key in folders}
+
+        watch.wait_err("watching 4 runs")
+        for done, episode in enumerate(EPISODES, 1):
+            for writer in writers.values():
+                writer.do(episode)
+            wait_until(lambda n=done: all(len(events) == n for events in told().values()), f"{episode!r}")
+        wait_until(lambda: all(len(hooked()[key]) == 5 for key in ("plain", "odd", "evil")), "the hook calls")
+        watch.wait_err("(--webhook #1) failed (HTTP 500")
+        assert watch.process.poll() is None  # still watching
+    finally:
+        for writer in writers.values():
+            writer.close()
+        code = watch.stop() if watch is not None else None
+        if watch is not None:
+            watch.kill()
+        stop.touch()  # (ends the hanging hook's loop, should watch not have stopped it)
+        failing.close()
+        working.close()
+    assert code == 0, watch.err.lines
+    assert not any("Traceback" in line for line in watch.err.lines)
+    # Every alert reached the working webhook, in order, each run's as they happened.
+    assert told() == {key: EVENTS for key in folders}
+    # The hook got every alert of the other runs, in order; the hanging run held only its own.
+    assert hooked() == {"plain": EVENTS, "odd": EVENTS, "evil": EVENTS, "hang": ["finding"]}
+    assert hung.exists()
+    # Names are display-safe everywhere; the exact directory is there for scripts.
+    payloads = [json.loads(r["body"].decode("utf-8")) for r in working.requests]
+    odd = next(p for p in payloads if p["run"] == shown["odd"])
+    assert odd["display_name"] == shown["odd"] and odd["directory"].endswith("/run-\\xff\\xfe")
+    assert base64.b64decode(odd["directory_b64"]) == os.fsencode(logs) + b"/run-\xff\xfe"
+    assert {line for line in raw.read_bytes().splitlines()} == {
+        os.fsencode(logs) + b"/" + folders[key] for key in folders
+    }
+    printed = [strict_json(line) for line in watch.out.lines]
+    assert len(printed) == 20 and all(line.isascii() for line in watch.out.lines)
+    # The failing webhook was said once; what the hanging run left waiting was said at the end.
+    assert len(watch.err.having("(--webhook #1) failed (HTTP 500")) == 1
+    assert watch.err.having("--on-alert command: 4 alerts still waiting when rltop ended were not passed on")
+    assert [line for line in watch.err.having("(--webhook #2)") if "watching" not in line] == []  # all went
+    # The summary counts the alerts each recipient lost: those that failed and those left waiting.
+    summary = [line for line in watch.err.lines if line.endswith(" times in all")]
+    assert "rltop: --on-alert command failed 5 times in all" in summary  # 1 stopped, 4 never started
+    (webhook,) = [line for line in summary if "(--webhook" in line]  # the working one lost nothing
+    assert webhook.startswith("rltop: webhook http://127.0.0.1/… (--webhook #1) failed ")
 
 
 def test_a_run_already_critical_at_start_is_reported_once_with_initial(tmp_path, logs):

@@ -154,6 +154,7 @@ class CommandRunner:
                 "left waiting",
                 f"{self.who}: {left} alert{'s' * (left != 1)} still "
                 "waiting when rltop ended were not passed on",
+                count=left,
             )
         _stop_groups(processes)
         for worker in workers:

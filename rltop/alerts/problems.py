@@ -21,10 +21,11 @@ class Problems:
         self._counts: dict[str, int] = {}
         self._failing: set[str] = set()
 
-    def failed(self, who: str, kind: str, message: str) -> None:
-        """``who`` failed (``kind`` groups alike failures); the first of its kind is reported."""
+    def failed(self, who: str, kind: str, message: str, count: int = 1) -> None:
+        """``who`` failed ``count`` alerts (``kind`` groups alike failures); the first of its kind is
+        reported."""
         with self._lock:
-            self._counts[who] = self._counts.get(who, 0) + 1
+            self._counts[who] = self._counts.get(who, 0) + count
             self._failing.add(who)
             first = (who, kind) not in self._said
             self._said.add((who, kind))

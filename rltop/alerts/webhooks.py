@@ -154,6 +154,16 @@ class WebhookSender:
         self._stopping.set()
         for thread in self._threads:
             thread.join(0.5)
+        for _hook, label, inbox in self._queues:
+            left = sum(1 for payload in _drain(inbox) if payload is not None)
+            if left:
+                self.problems.failed(
+                    label,
+                    "left waiting",
+                    f"{label}: {left} alert{'s' * (left != 1)} still waiting when rltop "
+                    "ended were not delivered",
+                    count=left,
+                )
 
     def _pause(self, attempt: int) -> float:
         """Seconds to wait before try number ``attempt`` (counting from 0)."""
@@ -216,6 +226,15 @@ class WebhookSender:
             kind,
             f"{label} failed ({reason}; {tries}); the alert was not delivered",
         )
+
+
+def _drain(inbox: queue.Queue) -> list[Any]:
+    """Everything left in ``inbox``."""
+    left = []
+    with contextlib.suppress(queue.Empty):
+        while True:
+            left.append(inbox.get_nowait())
+    return left
 
 
 def _retry_after(value: str | None) -> float | None:
