@@ -207,3 +207,16 @@ def _alive(pid: int) -> bool:
             return handle.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_a_report_that_cannot_be_made_stops_nothing(tmp_path):
+    """Under a daemon, stderr may be gone: the failure cannot be said, the run's next call still runs."""
+
+    def stderr_gone(_line: str) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    hooks = CommandRunner("--on-alert command", 30.0, Problems(stderr_gone))
+    hooks.start("exit 3", run="a")
+    hooks.start(f'touch "{tmp_path}/next"', run="a")
+    wait_until(lambda: hooks.running == 0, "both calls")
+    assert (tmp_path / "next").exists() and hooks.problems.summary() == []  # one failure: no summary line

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import socket
@@ -169,3 +170,12 @@ def test_payload_display_name_is_the_one_the_screen_shows(tmp_path):
     (payload,) = payloads
     assert payload["run"] == "exp/seed_2/runs/Dec01_10-00-02_vm"
     assert payload["display_name"] == "exp/seed_2"  # a lone seed_2 keeps its parent
+
+
+def test_a_remote_run_keeps_its_url():
+    """A run read from object storage is named by its URL, not made into a local path."""
+    store = Store()
+    run = store.run("exp/run", "s3://bucket/exp/run")
+    payload = event_payload(AlertEvent(FINISH, "exp/run", Level.OK), run)
+    assert payload["directory"] == "s3://bucket/exp/run" and payload["writer"] is None
+    assert base64.b64decode(payload["directory_b64"]) == b"s3://bucket/exp/run"

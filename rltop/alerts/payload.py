@@ -29,6 +29,7 @@ from typing import Any
 
 from rltop import __version__
 from rltop.alerts.events import ESCALATION, FINISH, RECOVERY, STALL, AlertEvent
+from rltop.ingest.storage import display as where
 from rltop.model.durations import iso_utc
 from rltop.model.names import visible
 from rltop.model.run import Run
@@ -102,7 +103,7 @@ def event_payload(
     single = True
     if finding is not None and run is not None and finding.tag in run.series:
         single = run.series[finding.tag].single_precision
-    directory = os.path.abspath(run.directory) if run is not None and run.directory else None
+    directory = where(run.directory) if run is not None and run.directory else None  # s3://… stays a URL
     payload: dict[str, Any] = {
         "event": event.kind,
         "level": event.level.label,

@@ -3,10 +3,13 @@
 The first failure of each kind (exit status, timeout, connection refused…) of each recipient is
 reported; later ones are only counted, and `summary` says how many there were when rltop ends. A
 recipient that works again after failing says so once, so a log never ends on a stale error.
+Reporting never raises: recipients report from their own threads, and a report that cannot be made
+(stderr closed under a daemon) must not stop the thread that delivers the next alert.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 
@@ -30,7 +33,7 @@ class Problems:
             first = (who, kind) not in self._said
             self._said.add((who, kind))
         if first:
-            self.report(f"{message} (said once; later failures of this kind are only counted)")
+            self._say(f"{message} (said once; later failures of this kind are only counted)")
 
     def worked(self, who: str) -> None:
         """``who`` delivered an alert; said once after a failure."""
@@ -39,7 +42,11 @@ class Problems:
                 return
             self._failing.discard(who)
             count = self._counts.get(who, 0)
-        self.report(f"{who} works again (after {count} failure{'s' * (count != 1)})")
+        self._say(f"{who} works again (after {count} failure{'s' * (count != 1)})")
+
+    def _say(self, line: str) -> None:
+        with contextlib.suppress(Exception):  # nowhere to say it: the alerts go on all the same
+            self.report(line)
 
     def summary(self) -> list[str]:
         """One line per recipient that failed more than once: how often."""
