@@ -220,3 +220,22 @@ def test_a_report_that_cannot_be_made_stops_nothing(tmp_path):
     hooks.start(f'touch "{tmp_path}/next"', run="a")
     wait_until(lambda: hooks.running == 0, "both calls")
     assert (tmp_path / "next").exists() and hooks.problems.summary() == []  # one failure: no summary line
+
+
+def test_works_again_follows_a_said_failure_only():
+    """A hook that times out on one run's alerts and works on the others says "works again" once, not
+    after every timeout; a new kind of failure is said, and its end too."""
+    said: list[str] = []
+    problems = Problems(said.append)
+    for _ in range(3):
+        problems.failed("hook", "timeout", "hook timed out")
+        problems.worked("hook")
+    problems.failed("hook", "exit 1", "hook exited with status 1")
+    problems.worked("hook")
+    once = " (said once; later failures of this kind are only counted)"
+    assert said == [
+        "hook timed out" + once,
+        "hook works again (after 1 failure)",
+        "hook exited with status 1" + once,
+        "hook works again (after 4 failures)",
+    ]

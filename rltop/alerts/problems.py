@@ -2,7 +2,9 @@
 
 The first failure of each kind (exit status, timeout, connection refused…) of each recipient is
 reported; later ones are only counted, and `summary` says how many there were when rltop ends. A
-recipient that works again after failing says so once, so a log never ends on a stale error.
+recipient that works again after a failure that was said says so once, so a log never ends on a
+stale error; failures that were only counted are not followed by a "works again" line either (a hook
+that hangs on one run's alerts and works on the others would otherwise say so at every timeout).
 Reporting never raises: recipients report from their own threads, and a report that cannot be made
 (stderr closed under a daemon) must not stop the thread that delivers the next alert.
 """
@@ -22,16 +24,17 @@ class Problems:
         self._lock = threading.Lock()
         self._said: set[tuple[str, str]] = set()
         self._counts: dict[str, int] = {}
-        self._failing: set[str] = set()
+        self._failing: set[str] = set()  # recipients whose last said failure wants a "works again"
 
     def failed(self, who: str, kind: str, message: str, count: int = 1) -> None:
         """``who`` failed ``count`` alerts (``kind`` groups alike failures); the first of its kind is
         reported."""
         with self._lock:
             self._counts[who] = self._counts.get(who, 0) + count
-            self._failing.add(who)
             first = (who, kind) not in self._said
             self._said.add((who, kind))
+            if first:
+                self._failing.add(who)
         if first:
             self._say(f"{message} (said once; later failures of this kind are only counted)")
 
