@@ -167,7 +167,8 @@ def test_a_timeout_frees_the_run_for_its_next_call(tmp_path):
     hooks.start(blocking(log, "a1", tmp_path / "never"), run="a")
     hooks.start(blocking(log, "a2"), run="a")
     wait_until(lambda: hooks.running == 0, "the timeout, then the next call")
-    assert started(log) == ["a1", "a2"]
+    # (On a loaded machine the first shell may be stopped before it wrote its name: only a2 must follow.)
+    assert started(log)[-1:] == ["a2"] and started(log).count("a2") == 1
     assert said.lines == [
         "--on-alert command ran longer than 0.5 s (run a) and was stopped (--hook-timeout SECONDS) (said "
         "once; later failures of this kind are only counted)",
@@ -184,9 +185,11 @@ def test_close_stops_hung_calls_and_says_what_never_ran(tmp_path):
     hooks.start(blocking(log, "a2"), run="a")
     hooks.start(blocking(log, "c1"), run="c")
     hooks.close(grace=0.1)
-    assert hooks.running == 0 and hooks.dropped == 2 and sorted(started(log)) == ["a1", "b1"]
+    assert hooks.dropped == 2 and sorted(started(log)) == ["a1", "b1"]
     assert "--on-alert command: 2 alerts still waiting when rltop ended were not passed on" in said.lines[0]
-    assert any("was still running when rltop ended, and was stopped" in line for line in said.lines)
+    wait_until(lambda: hooks.running == 0, "the stopped calls to be over")
+    wait_until(lambda: any("still running when rltop ended, and was stopped" in line for line in said.lines),
+               "the report of the stopped calls")  # fmt: skip
 
 
 def test_hook_output_never_reaches_our_stdout(tmp_path, capfd):
