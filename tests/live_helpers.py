@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 HOOK = """#!/bin/sh
@@ -88,3 +89,43 @@ def start_tail(*args: str) -> tuple[subprocess.Popen, Lines, Lines]:
         text=True,
     )
     return tail, Lines(tail.stdout), Lines(tail.stderr)
+
+
+class HttpServer:
+    """An HTTP server on 127.0.0.1 recording each POST; ``replies`` says what to answer, in turn
+    (``otherwise`` once they run out); with ``hang``, it answers nothing until that event is set."""
+
+    def __init__(
+        self, replies: list[int] | None = None, hang: threading.Event | None = None, otherwise: int = 200
+    ) -> None:
+        self.requests: list[dict] = []
+        self.arrived = 0  # POSTs read, answered or not
+        self.replies = list(replies or [])
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the http.server API
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                outer.arrived += 1
+                if hang is not None:
+                    hang.wait(30)  # never answers in time
+                outer.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                code = outer.replies.pop(0) if outer.replies else otherwise
+                self.send_response(code)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        """Stop serving and free the port."""
+        self.httpd.shutdown()
+        self.httpd.server_close()

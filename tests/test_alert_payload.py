@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import socket
@@ -23,8 +24,18 @@ from rltop.ingest.tfrecord.writer import EventWriter
 from rltop.model.run import Store
 
 NAN_FINDING = Finding(
-    Level.CRITICAL, "non_finite", "grpo/a", "train/loss", 12, float("nan"), "train/loss is NaN at step 12.",
-    "Lower the learning rate.", first_step=12, last_step=12, active=True, title="non-finite value",
+    Level.CRITICAL,
+    "non_finite",
+    "grpo/a",
+    "train/loss",
+    12,
+    float("nan"),
+    "train/loss is NaN at step 12.",
+    "Lower the learning rate.",
+    first_step=12,
+    last_step=12,
+    active=True,
+    title="non-finite value",
 )
 
 
@@ -32,16 +43,39 @@ def test_payload_fields_and_json_without_nan(tmp_path):
     store = Store()
     run = store.run("grpo/a", str(tmp_path / "grpo" / "a"))
     run.add_points("train/loss", np.array([11, 12]), np.array([1.0, 2.0]), np.array([1.0, np.nan]))
-    payload = event_payload(AlertEvent(FINDING, "grpo/a", Level.CRITICAL, NAN_FINDING, tags=("train/loss",)),
-                            run, now=1_800_000_000.0)
+    payload = event_payload(
+        AlertEvent(FINDING, "grpo/a", Level.CRITICAL, NAN_FINDING, tags=("train/loss",)),
+        run,
+        now=1_800_000_000.0,
+    )
     text = json.dumps(payload, allow_nan=False)  # raises on NaN: the payload must not hold one
     back = json.loads(text)
     assert back["value"] == "nan"
-    assert {key: back[key] for key in ("event", "level", "run", "display_name", "rule", "tag", "step",
-                                        "first_step", "message", "advice")} == {
-        "event": "finding", "level": "critical", "run": "grpo/a", "display_name": "grpo/a",
-        "rule": "non_finite", "tag": "train/loss", "step": 12, "first_step": 12,
-        "message": "train/loss is NaN at step 12.", "advice": "Lower the learning rate.",
+    assert {
+        key: back[key]
+        for key in (
+            "event",
+            "level",
+            "run",
+            "display_name",
+            "rule",
+            "tag",
+            "step",
+            "first_step",
+            "message",
+            "advice",
+        )
+    } == {
+        "event": "finding",
+        "level": "critical",
+        "run": "grpo/a",
+        "display_name": "grpo/a",
+        "rule": "non_finite",
+        "tag": "train/loss",
+        "step": 12,
+        "first_step": 12,
+        "message": "train/loss is NaN at step 12.",
+        "advice": "Lower the learning rate.",
     }
     assert back["directory"] == str(tmp_path / "grpo" / "a")
     assert back["time"] == "2027-01-15T08:00:00Z" and back["run_step"] == 12
@@ -56,8 +90,9 @@ def test_values_in_json(value, shown):
 
 
 def test_environment_carries_the_same_facts_and_survives_nul():
-    finding = Finding(Level.CRITICAL, "non_finite", "bad\x00name", "train/loss", 3, 1.5, "m", "a",
-                      first_step=2)
+    finding = Finding(
+        Level.CRITICAL, "non_finite", "bad\x00name", "train/loss", 3, 1.5, "m", "a", first_step=2
+    )
     payload = event_payload(AlertEvent(FINDING, "bad\x00name", Level.CRITICAL, finding), None)
     env = event_environment(payload)
     assert env["RLTOP_EVENT"] == "finding" and env["RLTOP_LEVEL"] == "critical"
@@ -99,7 +134,8 @@ def test_texts_of_each_kind():
     assert event_line(escalated).startswith("WARN→CRITICAL a: ")
     recovered = event_payload(AlertEvent(RECOVERY, "a", Level.CRITICAL, finding, tags=("train/loss",)), run)
     assert event_line(recovered) == (
-        "RECOVERED a: non-finite value is back to normal on train/loss (steps 12-12; it reached critical)")
+        "RECOVERED a: non-finite value is back to normal on train/loss (steps 12-12; it reached critical)"
+    )
     assert recovered["message"] == event_line(recovered).split(": ", 1)[1]
     finished = event_payload(AlertEvent(FINISH, "a", Level.WARN, findings=2), run)
     assert event_line(finished) == "FINISHED a: finished at step 30; final verdict warn (2 findings)"
@@ -134,3 +170,12 @@ def test_payload_display_name_is_the_one_the_screen_shows(tmp_path):
     (payload,) = payloads
     assert payload["run"] == "exp/seed_2/runs/Dec01_10-00-02_vm"
     assert payload["display_name"] == "exp/seed_2"  # a lone seed_2 keeps its parent
+
+
+def test_a_remote_run_keeps_its_url():
+    """A run read from object storage is named by its URL, not made into a local path."""
+    store = Store()
+    run = store.run("exp/run", "s3://bucket/exp/run")
+    payload = event_payload(AlertEvent(FINISH, "exp/run", Level.OK), run)
+    assert payload["directory"] == "s3://bucket/exp/run" and payload["writer"] is None
+    assert base64.b64decode(payload["directory_b64"]) == b"s3://bucket/exp/run"

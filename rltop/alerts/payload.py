@@ -5,12 +5,22 @@ prints it, an ``--on-alert`` command reads it on stdin (and the same facts as ``
 variables), a raw-JSON webhook posts it, chat and desktop notifications show its texts.
 
 JSON has no NaN: a non-finite ``value`` is the string ``"nan"``, ``"inf"`` or ``"-inf"``, as in
-``rltop snapshot --format json``. Texts are the exact strings from the event files; whoever shows
-them on a terminal escapes them (`rltop.view.safe_text.visible`).
+``rltop snapshot --format json``.
+
+Every text in the payload is display-safe, whatever the names in the files hold: it goes through
+`rltop.model.names.visible`, the escaping the terminal uses (a byte that is not UTF-8 is ``\\xNN``,
+ESC ``\\x1b``, a right-to-left override ``\\u202e``; control, format, bidi and invisible characters
+likewise). So the JSON is always valid UTF-8, an environment value never holds NUL, and no chat
+message, notification or log line that shows a name can be reordered, restyled or retitled by it.
+A name is shown as the dashboard shows it. What a script needs exactly is kept apart: the
+directory's bytes, base64-encoded, in ``directory_b64`` (``RLTOP_DIRECTORY_RAW`` in a hook's
+environment, where a value can be any bytes but NUL); ``directory`` is their display-safe form,
+equal to them for every ordinary name.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import socket
@@ -19,7 +29,9 @@ from typing import Any
 
 from rltop import __version__
 from rltop.alerts.events import ESCALATION, FINISH, RECOVERY, STALL, AlertEvent
+from rltop.ingest.storage import display as where
 from rltop.model.durations import iso_utc
+from rltop.model.names import visible
 from rltop.model.run import Run
 from rltop.model.values import json_number
 
@@ -44,8 +56,11 @@ def writer_process(directory: str) -> dict[str, Any] | None:
     """
     try:
         with os.scandir(directory) as entries:
-            files = [(entry.stat().st_mtime, entry.name) for entry in entries
-                     if entry.name.startswith(_EVENT_PREFIX) and entry.is_file()]
+            files = [
+                (entry.stat().st_mtime, entry.name)
+                for entry in entries
+                if entry.name.startswith(_EVENT_PREFIX) and entry.is_file()
+            ]
     except OSError:
         return None
     if not files:
@@ -57,8 +72,13 @@ def writer_process(directory: str) -> dict[str, Any] | None:
         match = _ANY_NAME.match(name)
     host = match["host"] if match else None
     same_host = host is not None and host == socket.gethostname()
-    return {"file": name, "host": host, "pid": pid, "same_host": same_host,
-            "running": _pid_running(pid) if same_host and pid is not None else None}
+    return {
+        "file": name,
+        "host": host,
+        "pid": pid,
+        "same_host": same_host,
+        "running": _pid_running(pid) if same_host and pid is not None else None,
+    }
 
 
 def _pid_running(pid: int) -> bool:
@@ -73,8 +93,9 @@ def _pid_running(pid: int) -> bool:
     return True
 
 
-def event_payload(event: AlertEvent, run: Run | None, now: float | None = None,
-                  display: str | None = None) -> dict[str, Any]:
+def event_payload(
+    event: AlertEvent, run: Run | None, now: float | None = None, display: str | None = None
+) -> dict[str, Any]:
     """The JSON-ready payload of ``event`` (``run``: the store's entry, for directory and steps;
     ``display``: the run's display name, as the screen shows it)."""
     finding = event.finding
@@ -82,14 +103,15 @@ def event_payload(event: AlertEvent, run: Run | None, now: float | None = None,
     single = True
     if finding is not None and run is not None and finding.tag in run.series:
         single = run.series[finding.tag].single_precision
-    directory = run.directory if run is not None else None
+    directory = where(run.directory) if run is not None and run.directory else None  # s3://… stays a URL
     payload: dict[str, Any] = {
         "event": event.kind,
         "level": event.level.label,
         "previous_level": event.previous_level.label if event.previous_level is not None else None,
         "run": event.run,
         "display_name": display or display_name(run if run is not None else event.run),
-        "directory": os.path.abspath(directory) if directory else None,
+        "directory": directory,
+        "directory_b64": base64.b64encode(os.fsencode(directory)).decode("ascii") if directory else None,
         "rule": finding.rule if finding is not None else None,
         "title": finding.title if finding is not None else None,
         "tag": finding.tag if finding is not None and finding.tag else None,
@@ -108,31 +130,67 @@ def event_payload(event: AlertEvent, run: Run | None, now: float | None = None,
         "time_unix": now,
         "generator": f"rltop {__version__}",
     }
+    payload = display_safe(payload)
     if event.kind in (RECOVERY, FINISH):
         payload["message"] = _body(payload)  # what happened now, not the finding's old words
     return payload
 
 
+def display_safe(value: Any) -> Any:
+    """``value`` with every string in it (in lists and dicts too) made display-safe by `visible`."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, list):
+        return [display_safe(item) for item in value]
+    if isinstance(value, dict):
+        return {key: display_safe(item) for key, item in value.items()}
+    return value
+
+
+def raw_directory(payload: dict[str, Any]) -> str | None:
+    """The run directory's exact path (undecodable bytes as surrogate escapes, as `os.fsdecode` gives
+    them), from ``directory_b64``; None when the payload names no directory."""
+    encoded = payload.get("directory_b64")
+    return os.fsdecode(base64.b64decode(encoded)) if encoded else None
+
+
 def event_environment(payload: dict[str, Any]) -> dict[str, str]:
-    """``RLTOP_EVENT``, ``RLTOP_RUN``, ``RLTOP_LEVEL``… for a hook (empty strings for missing values)."""
+    """``RLTOP_EVENT``, ``RLTOP_RUN``, ``RLTOP_LEVEL``… for a hook (empty strings for missing values).
+
+    Every value is display-safe text but ``RLTOP_DIRECTORY_RAW``, the directory's exact bytes (an
+    environment value may hold any byte but NUL, which a path never holds; `subprocess` writes a
+    surrogate escape back as its byte).
+    """
     writer = payload.get("writer") or {}
     values = {
-        "EVENT": payload["event"], "LEVEL": payload["level"], "PREVIOUS_LEVEL": payload["previous_level"],
-        "RUN": payload["run"], "DISPLAY_NAME": payload["display_name"], "DIRECTORY": payload["directory"],
-        "RULE": payload["rule"], "TITLE": payload["title"], "TAG": payload["tag"], "STEP": payload["step"],
-        "FIRST_STEP": payload["first_step"], "LAST_STEP": payload["last_step"], "VALUE": payload["value"],
-        "MESSAGE": payload["message"], "INITIAL": "1" if payload["initial"] else "0",
-        "RUN_STEP": payload["run_step"], "HOST": writer.get("host"), "PID": writer.get("pid"),
+        "EVENT": payload["event"],
+        "LEVEL": payload["level"],
+        "PREVIOUS_LEVEL": payload["previous_level"],
+        "RUN": payload["run"],
+        "DISPLAY_NAME": payload["display_name"],
+        "DIRECTORY": payload["directory"],
+        "RULE": payload["rule"],
+        "TITLE": payload["title"],
+        "TAG": payload["tag"],
+        "STEP": payload["step"],
+        "FIRST_STEP": payload["first_step"],
+        "LAST_STEP": payload["last_step"],
+        "VALUE": payload["value"],
+        "MESSAGE": payload["message"],
+        "INITIAL": "1" if payload["initial"] else "0",
+        "RUN_STEP": payload["run_step"],
+        "HOST": writer.get("host"),
+        "PID": writer.get("pid"),
         "SAME_HOST": "1" if writer.get("same_host") else "0",
     }
-    return {f"RLTOP_{key}": _env_text(value) for key, value in values.items()}
+    environment = {f"RLTOP_{key}": _env_text(value) for key, value in values.items()}
+    environment["RLTOP_DIRECTORY_RAW"] = raw_directory(payload) or ""
+    return environment
 
 
 def _env_text(value: object) -> str:
-    if value is None:
-        return ""
-    # An environment value cannot hold NUL; names from event files could.
-    return str(value).replace("\x00", "\\x00")
+    # The payload's texts are display-safe already (no NUL, no surrogate); numbers become text.
+    return "" if value is None else visible(str(value))
 
 
 def label(payload: dict[str, Any]) -> str:
@@ -150,7 +208,7 @@ def label(payload: dict[str, Any]) -> str:
 
 
 def event_line(payload: dict[str, Any]) -> str:
-    """One line for a log or a toast: label, run, and the message (raw text: escape it)."""
+    """One line for a log or a toast: label, run, and the message (display-safe, as the payload)."""
     return f"{label(payload)} {payload['display_name']}: {payload['message']}"
 
 

@@ -13,13 +13,18 @@ from __future__ import annotations
 
 import os
 import urllib.parse
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rltop.health.findings import Level
 
 STYLES = ("slack", "discord", "ntfy", "json")
 DEFAULT_HOOK_TIMEOUT = 60.0
+MAX_RUNNING = 16
+"""Processes of one hook command running at once, over all runs (see `rltop.alerts.hooks`)."""
+QUEUE_PER_RUN = 8
+"""Alerts of one run waiting for its running hook call; beyond that the oldest waiting one is dropped."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,16 @@ class AlertSettings:
     desktop: bool = False
     bell: bool = False  # dashboard: BEL on a new alert
     title: bool = False  # dashboard: the worst level in the terminal title
+
+
+def webhook_labels(hooks: Sequence[Webhook]) -> list[str]:
+    """How reports name each webhook: its `Webhook.label`, and its place on the command line when two
+    share a label (two Slack channels are both ``webhook https://hooks.slack.com/…``)."""
+    counts = Counter(hook.label for hook in hooks)
+    return [
+        hook.label if counts[hook.label] == 1 else f"{hook.label} (--webhook #{number})"
+        for number, hook in enumerate(hooks, 1)
+    ]
 
 
 def parse_webhook(spec: str, environ: Mapping[str, str] | None = None) -> Webhook:

@@ -9,7 +9,13 @@ from __future__ import annotations
 import argparse
 import shutil
 
-from rltop.alerts.settings import DEFAULT_HOOK_TIMEOUT, AlertSettings, parse_webhook
+from rltop.alerts.settings import (
+    DEFAULT_HOOK_TIMEOUT,
+    MAX_RUNNING,
+    QUEUE_PER_RUN,
+    AlertSettings,
+    parse_webhook,
+)
 from rltop.commands.common import UsageError
 
 ALERT_LEVELS = ("warn", "critical")
@@ -36,12 +42,16 @@ def add_alert_options(parser: argparse.ArgumentParser, dashboard: bool = False) 
     group.add_argument(
         "--on-alert", metavar="CMD",
         help="run CMD through the shell on each alert, on recovery and on finish: the event as JSON "
-        "on stdin, RLTOP_* variables (RLTOP_EVENT, RLTOP_RUN, RLTOP_LEVEL, RLTOP_PID…); once per run "
-        "and rule per episode, in the background",
+        "on stdin, RLTOP_* variables (RLTOP_EVENT, RLTOP_RUN, RLTOP_LEVEL, RLTOP_PID…; names "
+        "display-safe, RLTOP_DIRECTORY_RAW the exact path); once per run and rule per episode, in the "
+        f"background: one call per run at a time, in order (up to {QUEUE_PER_RUN} more wait, the "
+        f"oldest dropped beyond), at most {MAX_RUNNING} at once shared in turn between runs, so a "
+        "hook that hangs on one run delays only that run's alerts",
     )  # fmt: skip
     group.add_argument(
         "--hook-timeout", type=_timeout, default=DEFAULT_HOOK_TIMEOUT, metavar="SECONDS",
-        help="stop a hook that runs longer than this (default: 60)",
+        help="stop a hook that runs longer than this, its child processes too; that run's next "
+        "alert then goes (default: 60)",
     )  # fmt: skip
     group.add_argument(
         "--webhook", action="append", default=[], metavar="URL",
@@ -80,8 +90,10 @@ def alert_settings(args: argparse.Namespace) -> AlertSettings:
             raise UsageError(str(error)) from None
     desktop = bool(option("notify"))
     if desktop and shutil.which("notify-send") is None:
-        raise UsageError("--notify needs notify-send, which is not on PATH "
-                         "(Debian/Ubuntu: apt install libnotify-bin; Fedora: libnotify)")
+        raise UsageError(
+            "--notify needs notify-send, which is not on PATH "
+            "(Debian/Ubuntu: apt install libnotify-bin; Fedora: libnotify)"
+        )
     command = option("on_alert")
     if command is not None and not command.strip():
         raise UsageError("--on-alert needs a command")

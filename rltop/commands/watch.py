@@ -75,8 +75,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_paths(parser)
-    parser.add_argument("--format", choices=("text", "json"), default="text",
-                        help="text: one line per event on stderr (default); json: JSON lines on stdout")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text: one line per event on stderr (default); json: JSON lines on stdout",
+    )
     add_filters(parser)
     add_poll(parser)
     add_rules(parser)
@@ -185,9 +189,11 @@ class _Watch:
 
 
 def _start_line(runs: int, where: str, alerts: Alerts) -> str:
+    from rltop.alerts.settings import webhook_labels
+
     settings = alerts.settings
     told = [name for name, on in (("--on-alert", settings.command), ("--notify", settings.desktop)) if on]
-    told += [hook.label for hook in settings.webhooks]
+    told += webhook_labels(settings.webhooks)
     passing = f"; alerts at {settings.alert_on.label} and worse go to {', '.join(told)}" if told else ""
     return f"watching {runs} run{'s' * (runs != 1)} under {where}{passing}"
 
@@ -205,11 +211,10 @@ def run(args: argparse.Namespace) -> int:
     from rltop.ingest.storage import display as display_root
     from rltop.ingest.watcher import Watcher
     from rltop.view.names import store_display_names
-    from rltop.view.safe_text import visible
 
     log = _Log(args.format)
     monitor = Monitor(HealthEngine(load_rules(args.rules)))
-    alerts = Alerts(settings, log.warn, escape=visible, names=store_display_names)
+    alerts = Alerts(settings, log.warn, names=store_display_names)
     alerts.listen(Gate(Level.WARN), log.event)  # the log hears everything at warn and worse
     watch = _Watch(log, monitor, alerts)
     previous = install_stop_signals(watch.on_signal)
