@@ -90,8 +90,8 @@ def test_json_validates_and_matches_the_engine(capsys, tmp_path, engine_verdicts
             assert got["level"] == want.level.label
             assert _same_number(got["value"], want.value, run.series.get(want.tag))
             assert got["stage"] == want.stage.name.lower() and got["spans"] == [list(s) for s in want.spans]
-            assert got["evidence"] == list(want.evidence)
-            for key in set(got) - {"level", "value", "stage", "spans", "evidence"}:
+            assert got["evidence"] == list(want.evidence) and got["also"] == list(want.also)
+            for key in set(got) - {"level", "value", "stage", "spans", "evidence", "also"}:
                 assert got[key] == getattr(want, key), key
         # Tags: every series, with its statistics.
         assert set(run_doc["tags"]) == set(run.series)

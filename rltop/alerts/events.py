@@ -229,10 +229,10 @@ def _active_by_rule(health: RunHealth) -> dict[str, _Active]:
             continue
         group = grouped.get(finding.rule)
         if group is None:
-            grouped[finding.rule] = _Active(finding, finding.level, {finding.tag: finding})
-        else:
-            group.level = max(group.level, finding.level)
-            group.tags.setdefault(finding.tag, finding)
+            group = grouped[finding.rule] = _Active(finding, finding.level, {})
+        group.level = max(group.level, finding.level)
+        for tag in (finding.tag, *finding.also):  # a finding may stand for several tags (a NaN incident)
+            group.tags.setdefault(tag, finding)
     return grouped
 
 

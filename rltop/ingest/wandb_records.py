@@ -36,18 +36,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from rltop.ingest.reading import Columns, Decoded, points_of
+from rltop.ingest.reading import INT64_MAX, INT64_MIN, Columns, Decoded, points_of, step_fits
 from rltop.ingest.trainer_state import tag_of
+from rltop.model.durations import is_date
 from rltop.model.run import EXIT_CODE
 
 STEP = "_step"
 TIMESTAMP = "_timestamp"
 GLOBAL_STEP = "train/global_step"  # transformers' step metric (WandbCallback.setup declares it for "*")
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 _INTEGER = re.compile(r"-?[0-9]+")
-# A wall time is a date (seconds since 1970): a user's ``_timestamp`` of 1e30 or NaN is none, and
-# no clock can show it (time.gmtime raises on 1e30). 1e11 s is the year 5138.
-MAX_WALL = 1e11
 
 # Why a point was left out (counted, and said once per file: `RunRecords.odd_values`).
 NOT_FINITE = "at a step that is not finite"
@@ -206,7 +203,7 @@ class RunRecords:
             if metric != STEP and value != MISSING:
                 self._step_values[metric] = value
         wall = _number(raw.get(TIMESTAMP, "null"))
-        if wall is None or not -MAX_WALL < wall < MAX_WALL:  # missing, or a user's odd _timestamp
+        if wall is None or not is_date(wall):  # missing, or a user's odd _timestamp
             self.odd_walls += wall is not None
             wall = self.last_wall or 0.0
         self.last_wall = wall
@@ -276,7 +273,7 @@ class RunRecords:
             except (ValueError, RecursionError):  # a 5,000-digit integer, nesting 100,000 deep
                 self.odd_config[key] = "not readable"
                 continue
-            if isinstance(value, int) and not isinstance(value, bool) and not INT64_MIN <= value <= INT64_MAX:
+            if isinstance(value, int) and not isinstance(value, bool) and not step_fits(value):
                 self.odd_config[key] = "an integer beyond 64 bits"  # no rule can use it (max_steps=10**400)
                 continue
             self.config[key] = value

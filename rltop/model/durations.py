@@ -7,9 +7,20 @@ from __future__ import annotations
 
 import time
 
+MAX_WALL_TIME = 1e11
+"""Seconds since the epoch beyond which a wall time is no date (1e11 s is the year 5138): a writer's
+bad clock or a user's ``_timestamp`` of 1e30, which no clock can show (``time.gmtime`` raises)."""
+
+
+def is_date(seconds: float) -> bool:
+    """True for a wall time a clock can show (finite, within `MAX_WALL_TIME` of the epoch)."""
+    return -MAX_WALL_TIME < seconds < MAX_WALL_TIME
+
 
 def format_duration(seconds: float) -> str:
     """``12 s``, ``34 min``, ``5 h 3 min``, ``3 d 4 h``: a rounded-down positive duration."""
+    if not is_date(seconds):
+        return "an unknown time"  # NaN or absurd wall times: never an error
     seconds = max(0, int(seconds))
     if seconds < 60:
         return f"{seconds} s"
@@ -23,8 +34,18 @@ def format_duration(seconds: float) -> str:
     return f"{days} d {hours} h" if hours else f"{days} d"
 
 
+def utc_text(timestamp: float, pattern: str) -> str:
+    """``timestamp`` (seconds since the epoch) formatted in UTC by ``pattern``; a wall time no clock
+    can show (1e30, NaN: a writer's bad clock or a user's ``_timestamp``) is said as a number, never
+    raised (``time.gmtime`` raises on them)."""
+    try:
+        return time.strftime(pattern, time.gmtime(timestamp))
+    except (OverflowError, OSError, ValueError):
+        return f"{timestamp:g} s (not a date)"
+
+
 def iso_utc(timestamp: float | None) -> str | None:
     """ISO 8601 in UTC with a ``Z`` (``2026-11-29T21:56:48Z``), for JSON; None stays None."""
     if timestamp is None:
         return None
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(timestamp))
+    return utc_text(timestamp, "%Y-%m-%dT%H:%M:%SZ")

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from rltop.model.completions import CompletionIndex
+from rltop.model.durations import MAX_WALL_TIME
 from rltop.model.series import Series
 
 CONFIG_TAG = "args/text_summary"
@@ -84,8 +85,10 @@ class Run:
         if series is None:
             series = self.series[tag] = Series(tag)
         first = series.append(steps, wall_times, values, single_precision, adopt=adopt)
-        if len(wall_times):
-            newest = float(np.asarray(wall_times).max())
+        walls = np.asarray(wall_times)
+        dated = walls[(walls > -MAX_WALL_TIME) & (walls < MAX_WALL_TIME)]  # NaN and 1e30 are no dates
+        if len(dated):
+            newest = float(dated.max())
             if self.last_point_wall_time is None or newest > self.last_point_wall_time:
                 self.last_point_wall_time = newest
         return first

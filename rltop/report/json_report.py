@@ -102,6 +102,7 @@ def finding_dict(finding: Finding, single_precision: bool = False) -> dict[str, 
         "stage": finding.stage.name.lower(),
         "acknowledged": finding.acknowledged,
         "evidence": list(finding.evidence),
+        "also": list(finding.also),
     }
 
 

@@ -6,9 +6,7 @@ dashboard says how long ago, in steps that change at most every 10 s while nothi
 
 from __future__ import annotations
 
-import time
-
-from rltop.model.durations import format_duration, iso_utc
+from rltop.model.durations import format_duration, iso_utc, utc_text
 
 __all__ = ["age_text", "format_duration", "format_rate", "format_staleness", "format_utc", "iso_utc",
            "plural"]
@@ -18,7 +16,7 @@ def format_utc(timestamp: float | None) -> str:
     """``2026-11-29 21:56:48 UTC`` (``–`` for None)."""
     if timestamp is None:
         return "–"
-    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(timestamp))
+    return utc_text(timestamp, "%Y-%m-%d %H:%M:%S UTC")
 
 
 def format_staleness(seconds: float | None) -> str:
