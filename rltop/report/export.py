@@ -71,7 +71,7 @@ def format_points(
     quoted = {label: json.dumps(label) for label in set(labels)}
     for step, wall, value, label in zip(steps, walls, values, labels):
         shown = f'"{value}"' if value in _NON_FINITE else value
-        wall = f'"{wall}"' if wall in _NON_FINITE else wall  # a NaN wall time (a broken clock): JSON has no NaN
+        wall = f'"{wall}"' if wall in _NON_FINITE else wall  # a broken clock's NaN: JSON has no NaN
         yield f'{head}{step}, "wall_time": {wall}, "value": {shown}, "session": {quoted[label]}}}'
 
 
