@@ -76,3 +76,48 @@ def worst(findings: Sequence[Finding]) -> Level:
 def fresh_engine(rules: Rules | None = None) -> HealthEngine:
     """A new engine with the built-in thresholds (or ``rules``)."""
     return HealthEngine(rules)
+
+
+Changes = dict[tuple[str, str], list[tuple[int, Level]]]  # (rule, tag) -> [(step, level it changed to)]
+
+
+def replay(path: Path, rules: Rules | None = None) -> tuple[Changes, RunHealth]:
+    """Judge the one run under ``path`` as a live dashboard would, one logged step at a time.
+
+    Returns, per (rule, tag) of every finding that ever appeared, the steps where its level changed
+    (step, new level), and the verdict at the end. Each step's points are appended to a fresh run
+    and the engine judges them incrementally, so a level is reported at the step it would have
+    reached the screen.
+    """
+    from rltop.model.run import Run
+    from rltop.model.series import Series
+
+    (full,) = load([str(path)]).store.runs.values()
+    run = Run(name=full.name, directory=full.directory, texts=full.texts)
+    run.completions = full.completions
+    engine = HealthEngine(rules)
+    steps = sorted({int(step) for series in full.series.values() for step in series.steps})
+    changes: Changes = {}
+    levels: dict[tuple[str, str], Level] = {}
+    health = engine.assess(run)
+    for step in steps:
+        for tag, series in full.series.items():
+            have = len(run.series[tag]) if tag in run.series else 0
+            upto = int((series.steps <= step).sum())
+            if upto > have:
+                points = series.points()
+                run.series.setdefault(tag, Series(tag)).append(
+                    points.steps[have:upto], points.wall_times[have:upto], points.values[have:upto]
+                )
+        health = engine.assess(run)
+        now = {(f.rule, f.tag): Level(f.level) for f in health.findings}
+        for key in now.keys() | levels.keys():
+            if now.get(key, Level.OK) != levels.get(key, Level.OK):
+                changes.setdefault(key, []).append((step, now.get(key, Level.OK)))
+        levels = now
+    return changes, health
+
+
+def first_step_at(changes: Changes, rule: str, tag: str, level: Level) -> int | None:
+    """The first step at which (rule, tag) reached ``level`` or worse (None: never)."""
+    return next((step for step, reached in changes.get((rule, tag), []) if reached >= level), None)

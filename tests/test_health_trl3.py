@@ -1,0 +1,67 @@
+"""Verdicts on real TRL runs the rules were not tuned on (tests/fixtures/trl3, see its README).
+
+Each run is replayed as a live dashboard sees it, one logged step at a time: the level must reach the
+right metric at the right step, with the reason a person needs; every healthy run stays without a
+critical.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from health_helpers import first_step_at, replay, rule_findings
+
+from rltop.health.findings import Level
+
+TRL3 = Path(__file__).parent / "fixtures" / "trl3"
+
+
+@pytest.fixture(scope="module")
+def slow_collapse():
+    return replay(TRL3 / "grpo_slow_collapse")
+
+
+def test_a_slow_collapse_is_critical_once_the_completions_converge(slow_collapse) -> None:
+    # Entropy flat at 4.58 to step ~150, then 3.2 at 191 (-30 %), 2.25 at 199 (-51 %), 1.64 at 209: the
+    # policy converges on 'xxxxxxxxxxxxxxxx' while its reward (x_prefix_reward) keeps rising. The
+    # completions say it first: their distinct bigrams fall from 0.99 to 0.40 by step 204.
+    changes, health = slow_collapse
+    assert first_step_at(changes, "entropy_collapse", "train/entropy", Level.WARN) == 201  # below half
+    assert first_step_at(changes, "entropy_collapse", "train/entropy", Level.CRITICAL) == 204  # was 253
+    (collapse,) = rule_findings(health, "entropy_collapse")
+    assert collapse.level == Level.CRITICAL and collapse.active
+
+
+def test_the_critical_says_what_the_collapse_did() -> None:
+    # Judged when it turned critical (the run cut at step 204): the reason is the completions.
+    from rltop.health.engine import HealthEngine
+    from rltop.ingest.loader import load
+
+    (run,) = load([str(TRL3 / "grpo_slow_collapse")]).store.runs.values()
+    health = HealthEngine().assess(_cut(run, 204))
+    (collapse,) = rule_findings(health, "entropy_collapse")
+    assert collapse.level == Level.CRITICAL
+    assert "critical because of the completions converging by step" in collapse.message
+    assert "distinct bigrams 0.99 →" in collapse.message
+
+
+def test_groups_without_signal_are_not_called_solved_for_a_policy_that_writes_one_string(
+    slow_collapse,
+) -> None:
+    _, health = slow_collapse
+    (groups,) = rule_findings(health, "zero_std_groups")
+    assert "saturated" not in groups.message and "not solved: the completions converging" in groups.message
+
+
+def _cut(run, step: int):
+    """A copy of ``run`` with only the points up to ``step`` (and its completions index)."""
+    from rltop.model.run import Run
+
+    cut = Run(name=run.name, directory=run.directory, texts=run.texts)
+    cut.completions = run.completions
+    for tag, series in run.series.items():
+        points = series.points()
+        keep = points.steps <= step
+        cut.add_points(tag, points.steps[keep], points.wall_times[keep], points.values[keep])
+    return cut
