@@ -206,9 +206,12 @@ def _walk_runs(connection: Any, ident: str, seen: int, runs: dict[str, str]) -> 
         last = last_read
 
 
-def walk_rows(connection: Any, select: str, after: int, limit: int) -> tuple[list[tuple], list[Gap], int]:
+def walk_rows(
+    connection: Any, select: str, after: int, limit: int, params: tuple = ()
+) -> tuple[list[tuple], list[Gap], int]:
     """(rows, gaps, the last row id read): up to ``limit`` rows of ``metrics`` after the row id
-    ``after``, in id order, ``select`` starting with ``id``, walking the table itself.
+    ``after``, in id order, ``select`` starting with ``id`` (its own placeholders numbered, bound
+    to ``params``), walking the table itself.
 
     A damaged page does not end the walk: the ids it hides are a gap and the rows after it are
     read (the next readable id is found by seeking: by steps doubling from the damage, then
@@ -222,10 +225,10 @@ def walk_rows(connection: Any, select: str, after: int, limit: int) -> tuple[lis
     sql = f"SELECT {select} FROM metrics NOT INDEXED WHERE id > ? ORDER BY id LIMIT ?"
     while len(rows) < limit:
         try:
-            for row in connection.execute(sql, (last, limit - len(rows))):
-                if isinstance(row[0], int) and row[0] > last:
+            for row in connection.execute(sql, (*params, last, limit - len(rows))):
+                if isinstance(row[0], int):  # out of order too: the caller sees that a page is misplaced
                     rows.append(row)
-                    last = row[0]
+                    last = max(last, row[0])
             return rows, gaps, last
         except sqlite3.DatabaseError as error:
             reason = str(error)
@@ -237,7 +240,7 @@ def walk_rows(connection: Any, select: str, after: int, limit: int) -> tuple[lis
             gaps.append((last + 1, found - 1, reason))
         try:
             row = connection.execute(
-                f"SELECT {select} FROM metrics NOT INDEXED WHERE id = ?", (found,)
+                f"SELECT {select} FROM metrics NOT INDEXED WHERE id = ?", (*params, found)
             ).fetchone()
         except sqlite3.DatabaseError:
             row = None

@@ -41,6 +41,7 @@ STEP_RANGE = "points skipped: step out of range"
 STEP_TYPE = "points skipped: step not a number"
 VALUE_RANGE = "points skipped: value too large for a float"
 NOT_OBJECT = "rows skipped: metrics not a JSON object"
+OUT_OF_ORDER = "a damaged page: rows there may be missing"
 
 
 def number(value: Any) -> float | None:
@@ -189,26 +190,37 @@ class TrackioRunReader:
         return rows, config, False, gaps, last, full
 
     def _rows(self, connection: Any, ident: str) -> tuple[list[tuple], list[Gap], int, bool]:
-        """The run's rows after the last one seen (the rowid range); a damaged table is walked row
-        by row instead (`walk_rows`)."""
+        """The run's rows after the last row seen: (id, timestamp, step, metrics) each, the gaps a
+        damaged table left, the last row id looked at, the window was full.
+
+        The rowid range is walked, never an index (a damaged index, or one that disagrees with its
+        table, would hide rows silently), every run's row ids with it, only the ids of the other
+        runs' rows: ids out of order say that a page holds a copy of another (its own rows lost),
+        and a live poll looks only at the rows added since. A table SQLite finds damaged is walked
+        past the damage (`walk_rows`).
+        """
         import sqlite3
 
-        # The rowid range after the last row seen, never an index: a damaged index (or one that
-        # disagrees with its table) would hide rows silently, where a damaged table page says so.
+        mine = f"{ident} = CAST(?1 AS TEXT)"
+        select = (
+            f"id, {mine}, CASE WHEN {mine} THEN timestamp END, CASE WHEN {mine} THEN step END,"
+            f" CASE WHEN {mine} THEN metrics END"
+        )
+        gaps: list[Gap] = []
         try:
             rows = connection.execute(
-                "SELECT id, timestamp, step, metrics FROM metrics NOT INDEXED"
-                f" WHERE id > ? AND {ident} = CAST(? AS TEXT) ORDER BY id LIMIT ?",
-                (self._last_id, self._key, BATCH_ROWS),
+                f"SELECT {select} FROM metrics NOT INDEXED WHERE id > ? ORDER BY id LIMIT ?",
+                (self._key, self._last_id, BATCH_ROWS),
             ).fetchall()
+            last = rows[-1][0] if rows else self._last_id
         except sqlite3.DatabaseError:
-            walked, gaps, last = walk_rows(
-                connection, f"id, timestamp, step, metrics, {ident}", self._last_id, BATCH_ROWS
-            )
-            mine = [row[:4] for row in walked if row[4] == self.run]
-            return mine, gaps, last, len(walked) >= BATCH_ROWS
-        last = rows[-1][0] if rows else self._last_id
-        return rows, [], last, len(rows) >= BATCH_ROWS
+            rows, gaps, last = walk_rows(connection, select, self._last_id, BATCH_ROWS, (self._key,))
+        full = len(rows) >= BATCH_ROWS
+        if any(later[0] <= earlier[0] for earlier, later in zip(rows, rows[1:])):
+            rows = in_order(rows, self._last_id)  # each row once, in order
+            last = max(last, rows[-1][0]) if rows else last
+            gaps.append((self._last_id + 1, last, OUT_OF_ORDER))
+        return [(row[0], *row[2:]) for row in rows if row[1] == 1], gaps, last, full
 
     def _decode(self, rows: list[tuple], config: Any) -> Decoded:
         columns_by_tag: Columns = {}
@@ -258,13 +270,27 @@ class TrackioRunReader:
     def _gap_lines(self, gaps: list[Gap]) -> list[str]:
         lines = []
         for first, last, why in gaps:
-            if (first, last) not in self._gaps_said:
+            if why == OUT_OF_ORDER:
+                if OUT_OF_ORDER not in self._said:
+                    self._said.add(OUT_OF_ORDER)
+                    lines.append(f"{self.path}: row ids out of order from {first} to {last} ({OUT_OF_ORDER})")
+            elif (first, last) not in self._gaps_said:
                 self._gaps_said.add((first, last))
                 end = "the end" if last is None else str(last)
                 lines.append(
                     f"{self.path}: rows {first} to {end} of the database cannot be read ({why}); skipped"
                 )
         return lines
+
+
+def in_order(rows: list[tuple], after: int) -> list[tuple]:
+    """``rows`` (their row id first) after ``after``, sorted by id, each id once: what a table walk
+    gives when a damaged page holds a copy of another page (its rows again, out of place)."""
+    unique: dict[int, tuple] = {}
+    for found in rows:
+        if found[0] > after:
+            unique.setdefault(found[0], found)
+    return [unique[key] for key in sorted(unique)]
 
 
 def _size(text: Any) -> int:
