@@ -308,16 +308,15 @@ def test_a_locked_database_is_said_locked_and_read_once_released(tmp_path: Path,
         result = load([str(tmp_path)])
         assert list(result.store.runs) == ["b/runs/Nov29_21-46-54_vm"]
         (line,) = result.problems
-        assert line.startswith(f"{database}: locked by its writer (") and line.endswith(
-            "its runs are not read"
-        )
+        assert line.startswith(f"{database}: locked by its writer (")
+        assert line.endswith("its runs are not read")
+        assert str(database.resolve()) in sqlite_readonly._locked  # the next reads wait WAIT_AGAIN only
         locker.communicate("done\n", timeout=60)
     finally:
         end_all(locker)
-    assert sorted(load([str(tmp_path)]).store.runs) == [
-        "a/huggingface/dainty-sunset-0",
-        "b/runs/Nov29_21-46-54_vm",
-    ]
+    released = load([str(tmp_path)])
+    assert sorted(released.store.runs) == ["a/huggingface/dainty-sunset-0", "b/runs/Nov29_21-46-54_vm"]
+    assert released.problems == [] and str(database.resolve()) not in sqlite_readonly._locked
 
 
 def tree_state(folder: Path) -> dict[str, tuple]:

@@ -90,6 +90,7 @@ except ImportError:  # Windows: no POSIX locks; reads rely on the check after th
 T = TypeVar("T")
 
 WAIT = 0.5  # seconds a read waits for a writer holding the file before it says Busy
+WAIT_AGAIN = 0.02  # the same, when the previous read was Busy too: a poll never waits long on a lock
 HEADER = 100  # bytes of the database header
 MAGIC = b"SQLite format 3\x00"
 JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")  # the header of a rollback journal not yet done
@@ -107,6 +108,7 @@ _FLOCK = "hhqqi4x"  # struct flock on 64-bit Linux: type, whence, start, len, pi
 _serial_guard = threading.Lock()
 _serial: dict[str, threading.Lock] = {}  # database -> held while this process reads it
 _copies: dict[str, tuple[object, str]] = {}  # database -> (the files' state, the private folder)
+_locked: set[str] = set()  # databases whose last read found them locked
 
 
 class Busy(Exception):
@@ -129,16 +131,28 @@ class _Changed(Exception):
     """The database changed while it was read immutable: the result is dropped."""
 
 
-def query(path: str, work: Callable[[sqlite3.Connection], T], wait: float = WAIT) -> T:
+def query(path: str, work: Callable[[sqlite3.Connection], T], wait: float | None = None) -> T:
     """``work(connection)`` run on a consistent state of the database ``path``, read without writing
     anything beside it (the module's docstring says how); its result.
 
     ``work`` only reads (it may run more than once). Raises `NotSQLite` (`Empty`), `Busy` (a writer
-    held the file for ``wait`` seconds), `sqlite3.DatabaseError` (a damaged database: its message
-    says how; `sqlite3.OperationalError`: it cannot be read), `CopyFailed`, OSError (the file cannot
-    be opened).
+    held the file for ``wait`` seconds: `WAIT`, or `WAIT_AGAIN` while the database stays locked),
+    `sqlite3.DatabaseError` (a damaged database: its message says how; `sqlite3.OperationalError`:
+    it cannot be read), `CopyFailed`, OSError (the file cannot be opened).
     """
     real = os.path.realpath(path)
+    if wait is None:
+        wait = WAIT_AGAIN if real in _locked else WAIT
+    try:
+        result = _query(real, work, wait)
+    except Busy:
+        _locked.add(real)
+        raise
+    _locked.discard(real)
+    return result
+
+
+def _query(real: str, work: Callable[[sqlite3.Connection], T], wait: float) -> T:
     deadline = time.monotonic() + wait
     pause = 0.001
     with _serial_lock(real):
