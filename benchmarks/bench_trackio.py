@@ -45,7 +45,9 @@ def build(path: Path, megabytes: int) -> int:
     shutil.copy(FIXTURE, path)
     connection = sqlite3.connect(path)
     connection.execute("PRAGMA journal_mode = WAL")
-    templates = connection.execute("SELECT run_id, run_name, step, metrics FROM metrics ORDER BY id").fetchall()
+    templates = connection.execute(
+        "SELECT run_id, run_name, step, metrics FROM metrics ORDER BY id"
+    ).fetchall()
     connection.execute(
         "INSERT INTO configs (run_id, run_name, config, created_at) SELECT 'second', 'second-run', config,"
         " created_at FROM configs LIMIT 1"
@@ -59,7 +61,9 @@ def build(path: Path, megabytes: int) -> int:
                 logged = json.loads(metrics)
                 if "train/global_step" in logged:
                     logged["train/global_step"] = step
-                batch.append(("2026-12-01T12:44:31.661741+00:00", ident, name, step, json.dumps(logged).encode()))
+                batch.append(
+                    ("2026-12-01T12:44:31.661741+00:00", ident, name, step, json.dumps(logged).encode())
+                )
         connection.executemany(
             "INSERT INTO metrics (timestamp, run_id, run_name, step, metrics) VALUES (?, ?, ?, ?, ?)", batch
         )
@@ -77,7 +81,8 @@ def add_rows(connection: sqlite3.Connection, count: int = 10) -> None:
     connection.executemany(
         "INSERT INTO metrics (timestamp, run_id, run_name, step, metrics) VALUES (?, ?, ?, ?, ?)",
         [("2026-12-01T13:00:00+00:00", run_id, name, step + i,
-          json.dumps({"train/loss": 0.5, "train/global_step": step + i}).encode()) for i in range(1, count + 1)],
+          json.dumps({"train/loss": 0.5, "train/global_step": step + i}).encode())
+         for i in range(1, count + 1)],
     )  # fmt: skip
     connection.commit()
 
@@ -103,8 +108,18 @@ def read_all(reader: TrackioRunReader) -> int:
             return points
 
 
-def fresh_listing(database: str) -> None:
-    trackio_db._members_cache.pop(database, None)
+def live_polls(reader: TrackioRunReader, database: str, write) -> tuple[str, str]:
+    """The median time of a poll's read and listing after ``write()`` added 10 rows."""
+    reads, listings = [], []
+    for _ in range(REPEATS):
+        write()
+        start = time.perf_counter()
+        assert read_all(reader) == 10  # 10 rows of one point (train/loss)
+        reads.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        trackio_db.list_runs(database)
+        listings.append(time.perf_counter() - start)
+    return median_ms(reads), median_ms(listings)
 
 
 def main() -> None:
@@ -130,31 +145,16 @@ def main() -> None:
         print(f"(a) list_runs {listed * 1000:.0f} ms; one run's history: {points:,} points in "
               f"{time.perf_counter() - start:.2f} s")  # fmt: skip
 
-        reads, listings = [], []
-        for _ in range(REPEATS):
-            trackio_write(path)
-            start = time.perf_counter()
-            assert read_all(reader) == 10  # 10 rows of one point (train/loss)
-            reads.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            trackio_db.list_runs(database)
-            listings.append(time.perf_counter() - start)
-        print(f"(b) live poll, 10 rows added by a trackio-like write: read {median_ms(reads)}, "
-              f"list_runs {median_ms(listings)}; files beside it: {sorted(os.listdir(folder))}")
+        reads, listings = live_polls(reader, database, lambda: trackio_write(path))
+        print(
+            f"(b) live poll, 10 rows added by a trackio-like write: read {reads}, "
+            f"list_runs {listings}; files beside it: {sorted(os.listdir(folder))}"
+        )
 
         writer = sqlite3.connect(path, timeout=30)
         writer.execute("PRAGMA journal_mode = WAL")
-        reads, listings = [], []
-        for _ in range(REPEATS):
-            add_rows(writer)
-            start = time.perf_counter()
-            assert read_all(reader) == 10
-            reads.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            trackio_db.list_runs(database)
-            listings.append(time.perf_counter() - start)
-        print(f"(c) live poll, writer connection open (rows in the -wal): read {median_ms(reads)}, "
-              f"list_runs {median_ms(listings)}")
+        reads, listings = live_polls(reader, database, lambda: add_rows(writer))
+        print(f"(c) live poll, writer connection open (rows in the -wal): read {reads}, list_runs {listings}")
 
         add_rows(writer)
         stale = folder / "stale"
@@ -171,9 +171,11 @@ def main() -> None:
             listed = time.perf_counter() - start
             start = time.perf_counter()
             points = read_all(TrackioRunReader(copy_member))
-            print(f"(d) a -wal without -shm (crash leftover): list_runs {listed:.2f} s ({len(members)} runs), "
-                  f"the run's history {points:,} points in {time.perf_counter() - start:.2f} s; "
-                  f"files beside it: {sorted(os.listdir(stale))}")
+            print(
+                f"(d) a -wal without -shm (crash leftover): list_runs {listed:.2f} s ({len(members)} runs), "
+                f"the run's history {points:,} points in {time.perf_counter() - start:.2f} s; "
+                f"files beside it: {sorted(os.listdir(stale))}"
+            )
         except Exception as error:  # the code before the private copy
             print(f"(d) a -wal without -shm: {type(error).__name__}: {error}")
     finally:

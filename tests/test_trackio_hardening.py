@@ -12,7 +12,6 @@ database ever changes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from live_helpers import end_all
+from test_never_writes import tree_state
 
 from rltop.ingest import sqlite_readonly, storage
 from rltop.ingest.loader import load
@@ -317,22 +317,6 @@ def test_a_locked_database_is_said_locked_and_read_once_released(tmp_path: Path,
     released = load([str(tmp_path)])
     assert sorted(released.store.runs) == ["a/huggingface/dainty-sunset-0", "b/runs/Nov29_21-46-54_vm"]
     assert released.problems == [] and str(database.resolve()) not in sqlite_readonly._locked
-
-
-def tree_state(folder: Path) -> dict[str, tuple]:
-    """Every entry under ``folder``: (inode, size, mtime, ctime, sha256 of a file's bytes)."""
-    state = {}
-    for path in sorted([folder, *folder.rglob("*")]):
-        info = path.stat()
-        digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
-        state[str(path.relative_to(folder))] = (
-            info.st_ino,
-            info.st_size,
-            info.st_mtime_ns,
-            info.st_ctime_ns,
-            digest,
-        )
-    return state
 
 
 def crashed_writer(folder: Path, journal: str) -> Path:

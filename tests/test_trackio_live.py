@@ -47,6 +47,20 @@ def said(process: subprocess.Popen, word: str) -> list[str]:
             return line.split()
 
 
+def step_through(writer: subprocess.Popen, out: Lines) -> None:
+    """Have the writer log each step, and wait until the tail printed its two points."""
+    for step in range(1, STEPS + 1):
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+        assert said(writer, "logged") == ["logged", str(step)]
+        # The step reaches the database (trackio writes from a thread) and then the tail.
+        out.wait(
+            lambda lines, step=step: sum(f'"step": {step},' in line for line in lines) >= 2,
+            f"the points of step {step}",
+            timeout=120,
+        )
+
+
 def test_tail_shows_each_trackio_step_once_while_it_trains(tmp_path) -> None:
     trackio_dir = tmp_path / "trackio"
     env = {
@@ -70,16 +84,7 @@ def test_tail_shows_each_trackio_step_once_while_it_trains(tmp_path) -> None:
         said(writer, "ready")
         trackio_dir.mkdir(exist_ok=True)
         tail, out, err = start_tail(str(trackio_dir))
-        for step in range(1, STEPS + 1):
-            writer.stdin.write("go\n")
-            writer.stdin.flush()
-            assert said(writer, "logged") == ["logged", str(step)]
-            # The step reaches the database (trackio writes from a thread) and then the tail.
-            out.wait(
-                lambda lines, step=step: sum(f'"step": {step},' in line for line in lines) >= 2,
-                f"the points of step {step}",
-                timeout=120,
-            )
+        step_through(writer, out)
         said(writer, "done")
         assert writer.wait(timeout=120) == 0
         tail.send_signal(signal.SIGINT)
@@ -168,15 +173,7 @@ def test_a_second_user_reading_the_shared_folder_never_breaks_the_training() -> 
             env=other_user.user_env(reader_home, "reader"), cwd=reader_home,
         )  # fmt: skip
         out, err = Lines(tail.stdout), Lines(tail.stderr)
-        for step in range(1, STEPS + 1):
-            writer.stdin.write("go\n")
-            writer.stdin.flush()
-            assert said(writer, "logged") == ["logged", str(step)]
-            out.wait(
-                lambda lines, step=step: sum(f'"step": {step},' in line for line in lines) >= 2,
-                f"the points of step {step}",
-                timeout=120,
-            )
+        step_through(writer, out)
         said(writer, "done")
         assert writer.wait(timeout=120) == 0
         writer_err.join()
