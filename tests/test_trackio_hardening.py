@@ -29,7 +29,7 @@ from test_never_writes import tree_state
 from rltop.ingest import sqlite_readonly, storage
 from rltop.ingest.loader import load
 from rltop.ingest.trackio_db import list_runs
-from rltop.ingest.trackio_reader import NOT_OBJECT, STEP_RANGE, STEP_TYPE, VALUE_RANGE, TrackioRunReader
+from rltop.ingest.trackio_reader import NOT_OBJECT, TrackioRunReader
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DATABASE = FIXTURES / "trackio" / "trackio_grpo" / "trackio" / "huggingface.db"
@@ -206,10 +206,11 @@ def test_odd_values_are_skipped_counted_and_said_once(tmp_path: Path, monkeypatc
     assert set(run.series) == {"train/loss", "train/kl"}  # no _private, no bool, no global_step
     member = f"{database}::r1"
     assert sorted(result.problems) == sorted([
-        f"{member}: 6 {STEP_RANGE}",  # 1e300 (2 points), 2**70, -2**70, NaN, Infinity
-        f"{member}: 2 {STEP_TYPE}",  # "7", NULL
-        f"{member}: 1 {VALUE_RANGE}",
-        f"{member}: 9 {NOT_OBJECT}",  # [1, 2], "text", 5, null, {not json, [[[…, not UTF-8, NULL, 12
+        f"{member}: 6 points skipped: step out of range",  # 1e300 (2 points), 2**70, -2**70, NaN, Infinity
+        f"{member}: 2 points skipped: step not a number",  # "7", NULL
+        f"{member}: 1 point skipped: value too large for a float",
+        f"{member}: 9 rows skipped: metrics not a JSON object",  # [1, 2], "text", 5, null, {not json,
+        # [[[…, not UTF-8, NULL, 12
     ])  # fmt: skip
 
 
@@ -218,7 +219,7 @@ def test_odd_rows_arriving_later_are_said_once_and_new_reasons_too(tmp_path: Pat
     odd_database(database, [row(1), row(1e300)])
     ((member, _),) = list_runs(str(database))
     reader = TrackioRunReader(member)
-    assert reader.read().problems == [f"{member}: 1 {STEP_RANGE}"]
+    assert reader.read().problems == [f"{member}: 1 point skipped: step out of range"]
     connection = sqlite3.connect(database)
     connection.executemany(
         "INSERT INTO metrics (run_id, timestamp, run_name, step, metrics) VALUES (?, ?, 'odd-run', ?, ?)",
@@ -227,7 +228,7 @@ def test_odd_rows_arriving_later_are_said_once_and_new_reasons_too(tmp_path: Pat
     connection.commit()
     connection.close()
     later = reader.read()
-    assert later.problems == [f"{member}: 1 {NOT_OBJECT}"]  # a new reason; the old one is not said again
+    assert later.problems == [f"{member}: 1 row skipped: {NOT_OBJECT}"]  # new; the old one is not said again
     assert later.decoded.scalars["train/loss"].steps.tolist() == [2]
 
 

@@ -36,11 +36,11 @@ INT64 = 2**63  # steps are int64: [-INT64, INT64)
 _SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 _LARGEST = 1.7976931348623157e308  # the largest float: a larger integer has no float value
 
-# Why points or rows were skipped, as said once per run (the count comes first).
-STEP_RANGE = "points skipped: step out of range"
-STEP_TYPE = "points skipped: step not a number"
-VALUE_RANGE = "points skipped: value too large for a float"
-NOT_OBJECT = "rows skipped: metrics not a JSON object"
+# Why points or rows were skipped, as said once per run after their count (`skipped_line`).
+STEP_RANGE = "step out of range"
+STEP_TYPE = "step not a number"
+VALUE_RANGE = "value too large for a float"
+NOT_OBJECT = "metrics not a JSON object"  # a whole row: its points are not even known
 OUT_OF_ORDER = "a damaged page: rows there may be missing"
 
 
@@ -264,7 +264,7 @@ class TrackioRunReader:
         for reason, count in sorted(self._skipped.items()):
             if reason not in self._said:
                 self._said.add(reason)
-                lines.append(f"{self.path}: {count} {reason}")
+                lines.append(f"{self.path}: {skipped_line(count, reason)}")
         return lines
 
     def _gap_lines(self, gaps: list[Gap]) -> list[str]:
@@ -281,6 +281,12 @@ class TrackioRunReader:
                     f"{self.path}: rows {first} to {end} of the database cannot be read ({why}); skipped"
                 )
         return lines
+
+
+def skipped_line(count: int, reason: str) -> str:
+    """``3 points skipped: step out of range``, ``1 row skipped: metrics not a JSON object``."""
+    noun = "row" if reason == NOT_OBJECT else "point"
+    return f"{count} {noun}{'s' * (count != 1)} skipped: {reason}"
 
 
 def in_order(rows: list[tuple], after: int) -> list[tuple]:
