@@ -309,8 +309,7 @@ def test_a_locked_database_is_said_locked_and_read_once_released(tmp_path: Path,
         result = load([str(tmp_path)])
         assert list(result.store.runs) == ["b/runs/Nov29_21-46-54_vm"]
         (line,) = result.problems
-        assert line.startswith(f"{database}: locked by its writer (")
-        assert line.endswith("its runs are not read")
+        assert line == f"{database}: locked by its writer; its runs are not read"
         assert str(database.resolve()) in sqlite_readonly._locked  # the next reads wait WAIT_AGAIN only
         locker.communicate("done\n", timeout=60)
     finally:
@@ -318,6 +317,29 @@ def test_a_locked_database_is_said_locked_and_read_once_released(tmp_path: Path,
     released = load([str(tmp_path)])
     assert sorted(released.store.runs) == ["a/huggingface/dainty-sunset-0", "b/runs/Nov29_21-46-54_vm"]
     assert released.problems == [] and str(database.resolve()) not in sqlite_readonly._locked
+
+
+def test_a_run_whose_database_gets_locked_says_so_and_reads_on_once_released(tmp_path: Path) -> None:
+    database = tmp_path / "huggingface.db"
+    shutil.copy(DATABASE, database)
+    ((member, _),) = list_runs(str(database))
+    reader = TrackioRunReader(member)
+    locker = subprocess.Popen([sys.executable, "-c", LOCKER, str(database), "exclusive-wal"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert locker.stdout.readline() == "locked\n"
+        locked = reader.read()
+        assert locked.problems == [f"{database}: locked by its writer; its rows could not be read now"]
+        assert locked.decoded.scalars == {}
+        assert list_runs(str(database)) == [(member, f"{tmp_path}/huggingface/dainty-sunset-0")]  # kept
+        locker.communicate("done\n", timeout=60)
+    finally:
+        end_all(locker)
+    released = reader.read()
+    assert released.problems == [] and len(released.decoded.scalars["train/loss"]) == 20
+    generate = "profiling/Time taken: GRPOTrainer.transformers.generate"  # the locker's row: its first again
+    assert len(released.decoded.scalars[generate]) == 1 + len(TrackioRunReader(
+        member.replace(str(database), str(DATABASE))).read().decoded.scalars[generate])  # fmt: skip
 
 
 def crashed_writer(folder: Path, journal: str) -> Path:

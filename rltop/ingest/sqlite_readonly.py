@@ -170,7 +170,7 @@ def _query(real: str, work: Callable[[sqlite3.Connection], T], wait: float) -> T
 def problem(error: BaseException) -> str:
     """What is wrong with a database, in a few words (for a line that names the file)."""
     if isinstance(error, Busy):
-        return f"locked by its writer ({error})"
+        return "locked by its writer"  # the same words whatever the lock: a repeated line is said once
     if isinstance(error, NotSQLite):
         return f"not an SQLite database ({error})"
     if isinstance(error, CopyFailed):
