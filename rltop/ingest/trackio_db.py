@@ -156,6 +156,7 @@ def _runs(
     """
     import sqlite3
 
+    damage.clear()  # what an earlier attempt of this read found (`sqlite_readonly.query` may retry)
     ident = trackio_schema(connection)
     if ident is None:
         return None

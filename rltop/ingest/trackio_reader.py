@@ -136,7 +136,9 @@ class TrackioRunReader:
         except sqlite_readonly.Empty:
             return result  # being created (or emptied): nothing to read yet
         except sqlite_readonly.Busy as error:
-            result.problems.append(f"{self.database}: {sqlite_readonly.problem(error)}; its rows could not be read now")
+            result.problems.append(
+                f"{self.database}: {sqlite_readonly.problem(error)}; its rows could not be read now"
+            )
             return result
         except (sqlite_readonly.NotSQLite, sqlite_readonly.CopyFailed, sqlite3.Error, OSError) as error:
             result.problems.append(f"{self.database}: {sqlite_readonly.problem(error)}")
