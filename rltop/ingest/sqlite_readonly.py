@@ -46,7 +46,7 @@ So each read (`query`):
      ``-shm``; rolling the journal back). A private copy of the database and that file, in the
      system's temporary folder, is read instead (SQLite recovers it there). It is kept while the
      files do not change (no writer is active in that state), and costs one copy of the file
-     (0.8 s and 212 MB of temporary space for a 212 MB database, `benchmarks/bench_trackio.py`).
+     (0.5 to 0.9 s and 212 MB of temporary space for a 212 MB database, `benchmarks/bench_trackio.py`).
 3. the lock is released: nothing beside the database was created, changed, or left locked.
 
 Why not always read a private copy (the database and its ``-wal`` copied to memory or to a
