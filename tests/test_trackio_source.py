@@ -31,7 +31,7 @@ NOW = 1_796_129_130.0  # a minute after the fixture run ended
 
 @pytest.fixture
 def trackio_dir(tmp_path) -> Path:
-    """A copy of the fixture's TRACKIO_DIR (a reader of a WAL database may create its -shm file)."""
+    """A copy of the fixture's TRACKIO_DIR, which tests may write to (rltop itself never does)."""
     folder = tmp_path / "trackio"
     folder.mkdir()
     shutil.copy(DATABASE, folder / DATABASE.name)

@@ -154,8 +154,9 @@ def _add_single_file(path: str, label: str, found: dict, result: Discovery) -> N
     full = storage.absolute(path)
     kind = sources.claim(storage.name(path))
     if kind is not None and kind.members is not None:
+        problems = len(result.problems)
         members = _members(kind, full, result)
-        if not members and members is not None:
+        if not members and len(result.problems) == problems:
             result.problems.append(
                 f"{path}: no run in it (not one of the {kind.label}, or none logged yet); skipped"
             )
@@ -174,18 +175,18 @@ def _add_single_file(path: str, label: str, found: dict, result: Discovery) -> N
     _source(found, kind, directory, name).files.append(full)
 
 
-def _members(kind: SourceKind, path: str, result: Discovery) -> list[tuple[str, str]] | None:
-    """The runs inside ``path`` (`SourceKind.members`); None, said as a problem, when listing them
-    failed in a way the kind did not foresee: one damaged file never hides the rest of the tree."""
-    assert kind.members is not None
+def _members(kind: SourceKind, full: str, result: Discovery) -> list[tuple[str, str]]:
+    """The runs in a file holding several (`SourceKind.members`). A file whose runs cannot be
+    listed (a damaged or locked trackio database) is one problem line naming it: the other files
+    are still listed."""
     try:
-        return kind.members(path)
-    except storage.Unreachable:
-        raise
-    except Exception as error:
-        why = f"{type(error).__name__}: {error}"
-        result.problems.append(f"{path}: cannot list the runs in it ({why}); skipped")
-        return None
+        return kind.members(full)  # type: ignore[misc]
+    except (storage.Unreachable, storage.MissingBackend):
+        raise  # about every path of that storage: `discover` says so once
+    except Exception as error:  # one unreadable file never hides the runs of the others
+        why = str(error) if isinstance(error, (ValueError, OSError)) else f"{type(error).__name__}: {error}"
+        result.problems.append(f"{full}: {why}")
+        return []
 
 
 def _source(found: dict, kind: SourceKind, directory: str, name: str) -> RunSource:
@@ -214,7 +215,7 @@ def _walk(root: str, label: str, found: dict, result: Discovery) -> None:
                 name = display_name(_join_name(label, relative) or storage.name(root_abs))
                 _source(found, kind, run_directory, name).files.append(full)
                 continue
-            for member, member_directory in _members(kind, full, result) or ():  # several runs in one file
+            for member, member_directory in _members(kind, full, result):  # a file holding several runs
                 name = display_name(_join_name(label, storage.relative(member_directory, root_abs)))
                 _source(found, kind, member_directory, name).files.append(member)
 
