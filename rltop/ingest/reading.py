@@ -160,5 +160,7 @@ class SourceKind:
     marks: Callable[[str], bool] = lambda name: False
     # For a file holding several runs (a trackio database): (member path, run directory) of each
     # run in it, the member path read as that run's file (`rltop.ingest.storage.member_path`), the
-    # directory naming it; [] for a file that holds no run. None: one file, one run_directory.
+    # directory naming it; [] for a file that holds no run. None: one file, one run_directory. It may
+    # raise (a damaged or locked database: trackio raises a ValueError naming it): discovery says the
+    # message as one problem line and lists the other files.
     members: Callable[[str], list[tuple[str, str]]] | None = None
