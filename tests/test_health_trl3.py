@@ -65,3 +65,31 @@ def _cut(run, step: int):
         keep = points.steps <= step
         cut.add_points(tag, points.steps[keep], points.wall_times[keep], points.values[keep])
     return cut
+
+
+@pytest.fixture(scope="module")
+def kl_runaway():
+    return replay(TRL3 / "grpo_kl_runaway_warm")
+
+
+def test_a_kl_runaway_from_a_warm_start_is_critical(kl_runaway) -> None:
+    # A policy that learned to stop (grpo_warm_short) then trained on x_fraction_reward with beta 0.04:
+    # kl past 1 (2 of 3 points) at step 87 while the entropy is down to half its early level, past 5 at
+    # step 105 (5.61) and 34.9 at its peak (step 177); the entropy falls to 0.7 % of its early level.
+    changes, health = kl_runaway
+    assert first_step_at(changes, "kl_blowup_token", "train/kl", Level.WARN) == 28  # an isolated 4.57
+    assert first_step_at(changes, "kl_blowup_token", "train/kl", Level.CRITICAL) == 87
+    assert first_step_at(changes, "entropy_collapse", "train/entropy", Level.CRITICAL) == 105
+    (kl,) = rule_findings(health, "kl_blowup_token")
+    # The headline is the peak of the climb, not the point that stood out most against its median.
+    assert kl.level == Level.CRITICAL and (kl.step, kl.value) == (177, pytest.approx(34.9, abs=0.01))
+    assert kl.message.startswith("train/kl reached 34.9 at step 177")
+    assert "critical on its own: 34.9 at step 177 is past 5" in kl.message
+    (entropy,) = rule_findings(health, "entropy_collapse")
+    assert entropy.level == Level.CRITICAL
+
+
+@pytest.mark.parametrize("name", ["grpo_warm_short"])
+def test_healthy_runs_have_no_critical(name: str) -> None:
+    _, health = replay(TRL3 / name)
+    assert [f for f in health.findings if f.level == Level.CRITICAL] == []
