@@ -93,3 +93,20 @@ def test_a_kl_runaway_from_a_warm_start_is_critical(kl_runaway) -> None:
 def test_healthy_runs_have_no_critical(name: str) -> None:
     _, health = replay(TRL3 / name)
     assert [f for f in health.findings if f.level == Level.CRITICAL] == []
+
+
+def test_a_blow_up_in_the_first_steps_is_critical_before_the_nan() -> None:
+    # lr 0.5: entropy 4.58 -> 1.33 -> 0.24 at steps 2-3, clip_ratio/region_mean 0.54 at step 2, kl 3.49
+    # at step 3; grad_norm NaN at step 6, then the run dies. There is no baseline to wait for: the early
+    # level is the first point's, and a clip ratio of 0.54 is beyond any healthy run on its own.
+    changes, health = replay(TRL3 / "grpo_early_blowup")
+    assert first_step_at(changes, "grpo_clip_ratio", "train/clip_ratio/region_mean", Level.CRITICAL) == 2
+    assert first_step_at(changes, "kl_blowup_token", "train/kl", Level.CRITICAL) == 3
+    assert first_step_at(changes, "entropy_collapse", "train/entropy", Level.CRITICAL) == 4
+    assert first_step_at(changes, "non_finite", "train/grad_norm", Level.CRITICAL) == 6
+    (kl,) = rule_findings(health, "kl_blowup_token")
+    assert "no other metric shows damage" not in kl.message
+    (clip,) = rule_findings(health, "grpo_clip_ratio")
+    assert "a single point at ≥ 0.5 is critical on its own" in clip.message
+    (nan,) = rule_findings(health, "non_finite")
+    assert "NaN from step 6" in nan.message and "after the " in nan.message

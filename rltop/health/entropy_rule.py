@@ -80,7 +80,9 @@ class EntropyRule(Rule):
         with np.errstate(divide="ignore", invalid="ignore"):
             severity = np.fmax(np.fmax((params.warn or 0.5) / share, share / (rise or np.inf)),
                                (floor or 0) / entropy)
-        return Flags(on_w, ok_w, on_c, ok_c, finite_or(severity), share, early)
+        with np.errstate(invalid="ignore"):
+            extreme = (share < params.extreme) | floor_on if params.extreme is not None else floor_on
+        return Flags(on_w, ok_w, on_c, ok_c, finite_or(severity), share, early, extreme)
 
     @staticmethod
     def _early(values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams) -> np.ndarray:

@@ -90,13 +90,17 @@ class LevelRule(Rule):
         with np.errstate(divide="ignore", invalid="ignore"):
             severity = stat / reference if self.direction == "above" else reference / np.abs(stat)
         return Flags(on_w, ok_w, on_c, ok_c, finite_or(severity), stat,
-                     np.full(len(stat), np.nan))
+                     np.full(len(stat), np.nan), extreme_points(stat, params.extreme, self.direction))
 
     def explain(self, tag: str, point: Point, level: Level, params: RuleParams, memo: dict[str, Any],
                 context: Context) -> str:
         verb, op = ("reached", "at ≥") if self.direction == "above" else ("fell to", "at <")
+        extreme = params.extreme
+        beyond = extreme is not None and (point.value >= extreme if self.direction == "above"
+                                          else point.value < extreme)  # fmt: skip
+        alone = f"; a single point {op} {num(extreme)}{self.unit} is critical on its own" if beyond else ""
         return (f"{tag} {verb} {num(point.value)}{self.unit} at step {point.step}: "
-                f"{verdict(level, params, lambda value: num(value) + self.unit, op)}")
+                f"{verdict(level, params, lambda value: num(value) + self.unit, op)}{alone}")
 
     def advice(self, params: RuleParams, context: Context) -> str:
         return self._advice(context)
@@ -105,6 +109,14 @@ class LevelRule(Rule):
         if self.direction == "above":
             return None, params.warn, None, params.critical
         return params.warn, None, params.critical, None
+
+
+def extreme_points(stat: np.ndarray, extreme: float | None, direction: str) -> np.ndarray | None:
+    """Points beyond a rule's extreme level (None when it has none): critical at once."""
+    if extreme is None:
+        return None
+    with np.errstate(invalid="ignore"):
+        return stat >= extreme if direction == "above" else stat < extreme
 
 
 class ZeroStdRule(LevelRule):

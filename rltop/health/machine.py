@@ -4,7 +4,8 @@ A rule turns each point into four flags: beyond the warn threshold, back within 
 band, and the same for critical. The `Tracker` then decides the level point by point:
 
 * a level is **entered** when m of the last n points are beyond its threshold (and, with
-  ``single_point_warn``, warn is entered by one point beyond the *critical* threshold);
+  ``single_point_warn``, warn is entered by one point beyond the *critical* threshold); critical is
+  entered at once by one point beyond a rule's *extreme* level (`Flags.extreme`);
 * it is **left** only after ``clear_points`` points in a row are back within ``clear_fraction`` of
   the threshold, so a single noisy point never flips the colour either way.
 
@@ -36,6 +37,9 @@ class Flags:
     severity: np.ndarray  # larger = worse; picks the point a finding reports
     stat: np.ndarray  # the judged statistic (the value, a ratio to a baseline, a rolling median...)
     ref: np.ndarray  # the reference it was compared with (baseline, trailing median) or NaN
+    # Points so far beyond the critical threshold that no healthy run shows them: critical at once,
+    # without persistence (None: the rule has no extreme level). Each is also a ``crit_on`` point.
+    extreme: np.ndarray | None = None
 
     @classmethod
     def quiet(cls, count: int) -> Flags:
@@ -126,8 +130,10 @@ class Tracker:
             end = sums[row, pad + held : pad + total]
             return end - sums[row, pad + held - window : pad + total - window]
 
-        crit = self._active(count(2, self.crit_persistence[1]) >= self.crit_persistence[0],
-                            count(3, self.crit_clear) >= self.crit_clear, self.crit_active)
+        enter_crit = count(2, self.crit_persistence[1]) >= self.crit_persistence[0]
+        if flags.extreme is not None:
+            enter_crit |= flags.extreme
+        crit = self._active(enter_crit, count(3, self.crit_clear) >= self.crit_clear, self.crit_active)
         enter_warn = count(0, self.warn_persistence[1]) >= self.warn_persistence[0]
         if self.single_point_warn:
             enter_warn |= flags.crit_on
@@ -149,9 +155,10 @@ class Tracker:
         rows = zip(steps.tolist(), flags.warn_on.tolist(), flags.warn_ok.tolist(), flags.crit_on.tolist(),
                    flags.crit_ok.tolist())
         levels = np.empty(len(steps), np.int8)
+        extreme = flags.extreme.tolist() if flags.extreme is not None else [False] * len(steps)
         for index, row in enumerate(rows):
             tail.append(row)
-            crit_enter = sum(r[3] for r in tail[-n_c:]) >= m_c
+            crit_enter = sum(r[3] for r in tail[-n_c:]) >= m_c or extreme[index]
             crit_clear = len(tail) >= k_c and all(r[4] for r in tail[-k_c:]) and not crit_enter
             self.crit_active = crit_enter or (self.crit_active and not crit_clear)
             warn_enter = sum(r[1] for r in tail[-n_w:]) >= m_w or (self.single_point_warn and row[3])

@@ -14,6 +14,7 @@ import numpy as np
 from rltop.health.collapse_evidence import learning_signs
 from rltop.health.entropy_rule import EntropyRule
 from rltop.health.findings import Level
+from rltop.health.level_rules import extreme_points
 from rltop.health.machine import Flags, Point
 from rltop.health.robust import finite_or, trailing_median
 from rltop.health.rule_base import (
@@ -137,7 +138,8 @@ class KlBlowupRule(Rule):
         _remember_reference(memo, median)
         # The headline is the highest KL of the episodes (a climb to 21 reads "reached 21"), not the
         # point that stood out most against a trailing median that rises with it.
-        return Flags(on_w, ok_w, on_c, ok_c, finite_or(kl), kl, median)
+        extreme = extreme_points(kl, params.extreme, "above")
+        return Flags(on_w, ok_w, on_c, ok_c, finite_or(kl), kl, median, extreme)
 
     def explain(self, tag: str, point: Point, level: Level, params: RuleParams, memo: dict[str, Any],
                 context: Context) -> str:

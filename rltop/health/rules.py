@@ -71,6 +71,11 @@ class RuleParams:
         return self.values.get("critical")
 
     @property
+    def extreme(self) -> float | None:
+        """Beyond this a single point is critical, with no corroboration (None: no such level)."""
+        return self.values.get("extreme")
+
+    @property
     def persistence(self) -> Persistence:
         """(m, n): m of the last n points must be beyond the warn threshold."""
         return self.values["persistence"]

@@ -40,8 +40,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "non_finite": {},
     "ratio_drift": {"warn": 1.05, "critical": 2.0},
     "approx_kl": {"warn": 0.015, "critical": 0.075},
-    "clip_fraction": {"warn": 0.05, "critical": 0.20},
-    "grpo_clip_ratio": {"warn": 0.05, "critical": 0.20},
+    "clip_fraction": {"warn": 0.05, "critical": 0.20, "extreme": 0.5},
+    "grpo_clip_ratio": {"warn": 0.05, "critical": 0.20, "extreme": 0.5},
     "value_clip_fraction": {"warn": 0.5, "critical": None, "persistence": (8, 10)},
     "entropy_collapse": {
         "warn": 0.5, "critical": 0.35, "deep": 0.10, "extreme": 0.03, "floor": 0.01, "rise": 3.0,
@@ -90,7 +90,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 # Keys whose value may be switched off (None; ``false`` in a rules file).
-NULLABLE = frozenset({"warn", "critical", "critical_persistence", "clear_fraction", "clear_points"})
+NULLABLE = frozenset(
+    {"warn", "critical", "extreme", "critical_persistence", "clear_fraction", "clear_points"}
+)
 # Rules whose warn / critical are shares between 0 and 1 (so "25" is caught as a percentage typo).
 FRACTIONS = frozenset({
     "clip_fraction", "grpo_clip_ratio", "value_clip_fraction", "truncation", "zero_std_groups",
@@ -129,12 +131,14 @@ DOCS: dict[str, RuleDoc] = {
         "{persistence}",
         "Spinning Up and SB3 stop a PPO update at 1.5 × target_kl (targets 0.01-0.05)"),
     "clip_fraction": RuleDoc(
-        "Policy clip fraction too high", "PPO `policy/clipfrac_avg`", "above", "≥ {warn}", "≥ {critical}",
-        "{persistence}",
-        "healthy LLM runs clip under 1 %; a fifth of all updates clipped means the policy left its samples"),
+        "Policy clip fraction too high", "PPO `policy/clipfrac_avg`", "above", "≥ {warn}",
+        "≥ {critical}; one point ≥ {extreme}", "{persistence}",
+        "healthy LLM runs clip under 1 %; a fifth of all updates clipped means the policy left its samples, "
+        "half of them at once is a blow-up"),
     "grpo_clip_ratio": RuleDoc(
         "GRPO clip ratio too high", "GRPO `clip_ratio/region_mean` (Liger `clip_ratio`), off-policy steps "
-        "only; off when num_iterations = 1", "above", "≥ {warn}", "≥ {critical}", "{persistence}",
+        "only; off when num_iterations = 1", "above", "≥ {warn}", "≥ {critical}; one point ≥ {extreme}",
+        "{persistence}",
         "as for PPO's clip fraction; on-policy steps are exactly 0 by construction and never judged"),
     "value_clip_fraction": RuleDoc(
         "Value clip fraction too high", "PPO `val/clipfrac_avg`", "above", "≥ {warn}", "{critical}",
