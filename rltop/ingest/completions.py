@@ -166,8 +166,12 @@ class CompletionsFollower:
         None when the folder exists but cannot be listed: only a folder that is gone empties the
         index (a permission error is not a deletion); the problem is said once.
         """
-        if storage.kind(self.directory) != "directory":
-            return {} if storage.is_gone(self.directory) else None
+        what = storage.kind(self.directory)
+        if what != "directory":
+            # Nothing there on an object store is simply no folder (asking again costs a request per
+            # run); on disk a permission error reads as nothing too, so ask whether it is gone.
+            gone = what is None and storage.is_remote(self.directory)
+            return {} if gone or storage.is_gone(self.directory) else None
         problems: list[str] = []
         listed: dict[str, tuple[int, storage.FileStat]] = {}
         for directory, names in storage.walk(self.directory, problems.append):
