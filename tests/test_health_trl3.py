@@ -110,3 +110,19 @@ def test_a_blow_up_in_the_first_steps_is_critical_before_the_nan() -> None:
     assert "a single point at ≥ 0.5 is critical on its own" in clip.message
     (nan,) = rule_findings(health, "non_finite")
     assert "NaN from step 6" in nan.message and "after the " in nan.message
+
+
+def test_a_sacrificed_reward_function_is_critical() -> None:
+    # Weights 1 (distinct_reward) and 2 (x_fraction_reward): the total climbs 0.89 -> 2.03 while
+    # distinct_reward falls from 0.87 to 0.09; below half of its early level (0.43) from step ~120.
+    changes, health = replay(TRL3 / "grpo_reward_tradeoff")
+    tag = "train/rewards/distinct_reward/mean"
+    leader = "train/rewards/x_fraction_reward/mean"
+    assert first_step_at(changes, "reward_dominance", leader, Level.WARN) == 92  # a trade begins
+    assert first_step_at(changes, "reward_sacrificed", tag, Level.CRITICAL) == 126
+    (sacrificed,) = rule_findings(health, "reward_sacrificed")
+    assert sacrificed.tag == tag and "the policy sacrifices distinct_reward" in sacrificed.message
+    assert "train/reward rose" in sacrificed.message
+    assert rule_findings(health, "reward_dominance") == []  # the critical finding says it, once
+    (entropy,) = rule_findings(health, "entropy_collapse")
+    assert "a reward function sacrificed (distinct_reward" in entropy.message

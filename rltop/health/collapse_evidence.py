@@ -34,6 +34,7 @@ EARLY_STEPS = 5  # completion steps whose median diversity is the early level
 RECENT_STEPS = 3  # completion steps whose median diversity is the level at a step
 SACRIFICED = 0.5  # a reward function lost more than this share of its level or its gain (the default
 # of the ``reward_sacrificed`` detector's ``share``, which a rules file may change)
+MATERIAL_GAIN = 0.1  # a function's gain counts once it is a tenth of its early level (and beyond noise)
 ZERO_STD_LEVEL = 0.5  # groups without signal at or above this share ...
 ZERO_STD_RISE = 0.3  # ... and this much above where they were before the stretch
 VALIDATION_PREFIXES = ("val-core/", "val/test_score/", "val-aux/")  # veRL's held-out scores
@@ -130,7 +131,10 @@ def sacrificed_rewards(signals, last: int) -> list[tuple[str, str]]:
         margin = 3.0 * 1.2533 * signals.noise(series) / np.sqrt(k)
         gain = peak - early
         lost_level = early > margin and now < (1 - limit) * early  # half of where it started
-        lost_gain = gain > margin and peak - now > limit * gain  # half of what it had gained
+        # Half of what it had gained, when the gain was material: beyond its noise and a tenth of
+        # where it started (a wobble of 0.87 -> 0.93 -> 0.89 is no gain given back).
+        material = gain > max(margin, MATERIAL_GAIN * abs(early))
+        lost_gain = material and peak - now > limit * gain
         if lost_level or lost_gain:
             base = early if lost_level else peak
             change = (now - base) / abs(base) if base else 0.0
