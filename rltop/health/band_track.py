@@ -112,7 +112,8 @@ class BandTracker:
         for rule in RULES:
             params = self.rules[rule.name]
             if params.enabled and rule.applies(info, context):
-                states.append(_RuleState(rule, params, Series(tag), {"key": info.key}))
+                memo = {"key": info.key, "concept": info.concept}  # what the engine's slots know
+                states.append(_RuleState(rule, params, Series(tag), memo))
         return _TagState(series, series.purged, 0, states, np.empty((4, 0)))
 
     def _feed(self, state: _TagState, context: Context) -> None:

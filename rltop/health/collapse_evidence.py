@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from rltop.health.evidence import REWARD_KEYS
+from rltop.health.evidence import REWARD_CONCEPTS
 from rltop.health.rule_base import num, pct
-from rltop.model.catalog import split_tag
+from rltop.model.catalog import describe
 
 CONVERGED = 0.5  # distinct bigrams at or below this share of their early level: converging
 IDENTICAL = 0.5  # ... or this share of a step's completions identical within their group
@@ -98,8 +98,8 @@ def validation_rising(signals, first: int, last: int) -> str | None:
 
 
 def _is_validation(tag: str) -> bool:
-    split, key = split_tag(tag)
-    return (split == "eval" and key in REWARD_KEYS) or tag.startswith(VALIDATION_PREFIXES)
+    info = describe(tag)
+    return (info.split == "eval" and info.concept in REWARD_CONCEPTS) or tag.startswith(VALIDATION_PREFIXES)
 
 
 def sacrificed_rewards(signals, last: int) -> list[tuple[str, str]]:
@@ -107,7 +107,7 @@ def sacrificed_rewards(signals, last: int) -> list[tuple[str, str]]:
     level or of its gain by step ``last`` while the total reward rose."""
     rules = signals.rules
     limit = rules["reward_sacrificed"]["share"] if rules is not None else SACRIFICED
-    total = signals.series(REWARD_KEYS)
+    total = signals.series(REWARD_CONCEPTS)
     if total is None:
         return []
     steps, values = signals.finite_upto(total, last)
@@ -145,7 +145,7 @@ def sacrificed_rewards(signals, last: int) -> list[tuple[str, str]]:
 
 def zero_std_rising(signals, first: int, last: int) -> str | None:
     """ "groups without signal rising (0 → 0.75)": ``frac_reward_zero_std`` up to a high level."""
-    series = signals.tag("frac_reward_zero_std")
+    series = signals.concept("zero_std_groups")
     if series is None:
         return None
     trend = signals.trend(series, first, last)
@@ -159,8 +159,8 @@ def extreme_kl(signals, first: int, last: int) -> str | None:
     rules = signals.rules
     if rules is None:
         return None
-    for key, rule in (("kl", "kl_blowup_token"), ("objective/kl", "kl_blowup")):
-        series = signals.tag(key)
+    for concept, rule in (("kl_reference_token", "kl_blowup_token"), ("kl_reference_sequence", "kl_blowup")):
+        series = signals.concept(concept)
         limit = rules[rule]["extreme"]
         if series is None or limit is None:
             continue
@@ -194,7 +194,7 @@ def learning_signs(signals, first: int, last: int) -> tuple[list[str], list[str]
     """
     signs = (validation_rising(signals, first, last), diversity_holding(signals, first, last))
     strong = [sign for sign in signs if sign]
-    reward = signals.series(REWARD_KEYS)
+    reward = signals.series(REWARD_CONCEPTS)
     trend = signals.trend(reward, first, last) if reward is not None else None
     weak = (
         [f"the reward rose ({num(trend.start)} → {num(trend.end)})"]

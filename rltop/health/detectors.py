@@ -21,11 +21,11 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from rltop.health.collapse_evidence import sacrificed_rewards
-from rltop.health.evidence import ENTROPY_KEYS, LENGTH_KEYS, REWARD_KEYS, RunSignals
+from rltop.health.evidence import ENTROPY_CONCEPTS, LENGTH_CONCEPTS, REWARD_CONCEPTS, RunSignals
 from rltop.health.findings import Finding, Level, Stage
 from rltop.health.rule_base import Context, num, pct
 from rltop.health.rules import RuleParams, Rules
-from rltop.model.catalog import split_tag
+from rltop.model.catalog import describe
 
 _SLOPE_SAMPLE = 64  # Theil-Sen slopes are taken on at most this many points of a window
 DETECTORS = ("reward_plateau", "reward_dominance", "reward_sacrificed", "reward_hacking", "collapse_forecast")
@@ -83,7 +83,7 @@ def reward_plateau(signals: RunSignals, params: RuleParams, context: Context, ru
     what it gained since the start (a Theil-Sen slope test); the stretch is at least ``share`` of
     the run and ``window`` points.
     """
-    series = signals.series(REWARD_KEYS)
+    series = signals.series(REWARD_CONCEPTS)
     if series is None:
         return None
     steps, values = signals.finite_upto(series)
@@ -183,7 +183,7 @@ def reward_dominance(signals: RunSignals, params: RuleParams, context: Context, 
 def reward_sacrificed(signals: RunSignals, params: RuleParams, context: Context, run: str) -> Finding | None:
     """A reward function that lost more than ``share`` of its level or its gain while the total rose:
     the policy buys one goal with another (critical: the run optimises something you did not ask)."""
-    reward = signals.series(REWARD_KEYS)
+    reward = signals.series(REWARD_CONCEPTS)
     if reward is None or len(signals.finite_upto(reward)[1]) < params["min_points"]:
         return None
     last = int(signals.finite_upto(reward)[0][-1])
@@ -236,16 +236,16 @@ def _hacking_pattern(signals: RunSignals, params: RuleParams, context: Context):
     score with ``rlhf_reward`` falling (the score bought with KL). Any trainer: the train reward
     with the eval reward falling at its last evaluations.
     """
-    reward = signals.series(("reward", "env/reward_mean"))
+    reward = signals.series(("reward", "task_score"))
     rising = _rising(signals, reward, params)
     if rising is not None:
         trend, first = rising
         sign = _length_sign(signals, params, context, first, int(reward.steps[-1]))
         if sign is not None:
             return reward, trend, first, *sign
-    scores = signals.tag("objective/scores")
+    scores = signals.concept("task_score")
     rising = _rising(signals, scores, params)
-    rlhf = signals.tag("objective/rlhf_reward")
+    rlhf = signals.concept("shaped_reward")
     if rising is not None and rlhf is not None:
         trend, first = rising
         down = signals.trend(rlhf, first, int(scores.steps[-1]))
@@ -254,7 +254,7 @@ def _hacking_pattern(signals: RunSignals, params: RuleParams, context: Context):
                     f"objective/rlhf_reward fell ({num(down.start)} → {num(down.end)}): the score is bought "
                     "with KL",
                     "Raise kl_coef or lower the learning rate; keep the checkpoint from before the turn.")
-    main = signals.series(REWARD_KEYS)
+    main = signals.series(REWARD_CONCEPTS)
     rising = _rising(signals, main, params)
     sign = _eval_falls(signals) if rising is not None else None
     if sign is not None:
@@ -266,14 +266,14 @@ def _length_sign(signals: RunSignals, params: RuleParams, context: Context, firs
                  last: int) -> tuple[str, str] | None:
     """Completions running to the cap, or truncation rising, over steps ``first..last``."""
     cap = context.calibration.max_completion_length
-    length = signals.series(LENGTH_KEYS)
+    length = signals.series(LENGTH_CONCEPTS)
     if length is not None and cap:
         trend = signals.trend(length, first, last)
         if trend is not None and trend.rising and trend.end >= params["length_cap"] * cap:
             return (f"completions grew to {num(trend.end)} tokens, near the cap {num(cap)}",
                     "Longer is being rewarded: check completions for padding or repetition, add a length "
                     "penalty or a format reward, or use a length-normalised loss (dr_grpo).")
-    clipped = signals.tag("completions/clipped_ratio")
+    clipped = signals.concept("truncation_ratio")
     if clipped is not None:
         trend = signals.trend(clipped, first, last)
         if trend is not None and trend.rising and trend.end >= params["clipped"]:
@@ -286,8 +286,8 @@ def _length_sign(signals: RunSignals, params: RuleParams, context: Context, firs
 def _eval_falls(signals: RunSignals) -> tuple[str, str] | None:
     """The eval reward falling at its last three evaluations (while the train reward rises)."""
     for tag, series in signals.run.series.items():
-        split, key = split_tag(tag)
-        if split != "eval" or key not in REWARD_KEYS or len(series) < 3:
+        info = describe(tag)
+        if info.split != "eval" or info.concept not in REWARD_CONCEPTS or len(series) < 3:
             continue
         values = series.values[np.isfinite(series.values)][-3:]
         if len(values) == 3 and values[0] > values[1] > values[2]:
@@ -300,7 +300,7 @@ def _eval_falls(signals: RunSignals) -> tuple[str, str] | None:
 def collapse_forecast(signals: RunSignals, params: RuleParams, context: Context, run: str,
                       rules: Rules) -> Finding | None:
     """The entropy (or KL) heading steadily toward its threshold: in how many steps, at this rate."""
-    entropy = signals.series(ENTROPY_KEYS)
+    entropy = signals.series(ENTROPY_CONCEPTS)
     if entropy is not None:
         found = _forecast_entropy(signals, entropy, params, context, run, rules["entropy_collapse"])
         if found is not None:
@@ -360,8 +360,9 @@ def _forecast_entropy(signals: RunSignals, entropy, params: RuleParams, context:
 
 def _forecast_kl(signals: RunSignals, params: RuleParams, context: Context, run: str,
                  rules: Rules) -> Finding | None:
-    for key, rule_name in (("kl", "kl_blowup_token"), ("objective/kl", "kl_blowup")):
-        series = signals.tag(key)
+    pairs = (("kl_reference_token", "kl_blowup_token"), ("kl_reference_sequence", "kl_blowup"))
+    for concept, rule_name in pairs:
+        series = signals.concept(concept)
         rule = rules[rule_name]
         if series is None or rule.warn is None:
             continue

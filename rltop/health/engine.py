@@ -247,7 +247,7 @@ class HealthEngine:
             warn_p, crit_p = rule.persistences(params)
             tracker = Tracker(warn_p, crit_p, params.clear_points(warn_p), params.clear_points(crit_p),
                               bool(self.rules.general["single_point_warn"]) and rule.single_point_warn)
-            slots.append(_Slot(rule, params, tracker, None, {"key": info.key}))
+            slots.append(_Slot(rule, params, tracker, None, {"key": info.key, "concept": info.concept}))
         return _TagState(series, info, slots, purged=series.purged)
 
     def _feed(self, state: _TagState, context: Context) -> None:

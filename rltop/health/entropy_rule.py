@@ -28,7 +28,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from rltop.health.collapse_evidence import consequences, learning_signs
-from rltop.health.evidence import ENTROPY_KEYS, early_level
+from rltop.health.evidence import ENTROPY_CONCEPTS, early_level
 from rltop.health.findings import Level
 from rltop.health.machine import Flags, Point
 from rltop.health.robust import finite_or
@@ -57,7 +57,7 @@ class EntropyRule(Rule):
     dynamic_band = True
     uses_evidence = True
     single_point_warn = False  # one low point is noise: the candidate critical is decided on persistence
-    keys = frozenset({"policy/entropy_avg", "entropy", "ppo/policy/entropy"})
+    concepts = frozenset({"policy_entropy"})
 
     def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
               context: Context) -> Flags:
@@ -153,7 +153,7 @@ class EntropyRule(Rule):
     def _lowest_share(signals: Any, first: int, last: int) -> float | None:
         """The lowest level (median of `SMOOTH` points) of the entropy during steps first..last, as a
         share of its early level."""
-        series = signals.series(ENTROPY_KEYS)
+        series = signals.series(ENTROPY_CONCEPTS)
         if series is None:
             return None
         steps, values = signals.finite_upto(series, last)

@@ -18,15 +18,16 @@ from rltop.health.findings import Level
 from rltop.health.robust import noise_sigma
 from rltop.health.rule_base import num, pct
 from rltop.health.rules import Rules
-from rltop.model.catalog import split_tag
+from rltop.model.catalog import describe
 from rltop.model.run import Run
 from rltop.model.series import Series
 
-# Catalogue keys of the signals, most specific first (the first one a run logs is used).
-REWARD_KEYS = ("reward", "objective/rlhf_reward", "objective/scores", "env/reward_mean", "ppo/mean_scores")
-ENTROPY_KEYS = ("policy/entropy_avg", "entropy", "ppo/policy/entropy")
-LENGTH_KEYS = ("completions/mean_length", "completion_length")
-CLIPPED_KEYS = ("completions/clipped_ratio",)
+# Concepts of the signals (`rltop.model.catalog.concepts`), most telling first (the first one a run
+# logs is used): the main reward is GRPO's reward, else PPO's RLHF (shaped) reward, else the score.
+REWARD_CONCEPTS = ("reward", "shaped_reward", "task_score")
+ENTROPY_CONCEPTS = ("policy_entropy",)
+LENGTH_CONCEPTS = ("response_length",)
+CLIPPED_CONCEPTS = ("truncation_ratio",)
 # Rules whose critical episodes mean the updates themselves are drastic.
 DRASTIC_RULES = ("ratio_drift", "approx_kl", "clip_fraction", "grpo_clip_ratio")
 LEVEL_POINTS = 10  # points whose median gives "the level" of a signal at some step
@@ -75,10 +76,13 @@ class RunSignals:
         self.upto = upto  # judge only the points up to this step (None: all of them)
         self.rules = rules  # the thresholds in force (extreme levels), None in tests that need none
         self._by_key: dict[str, Series] = {}
+        self._by_concept: dict[str, Series] = {}
         for tag, series in run.series.items():
-            split, key = split_tag(tag)
-            if split in ("", "train") and len(series):
-                self._by_key.setdefault(key, series)
+            info = describe(tag)
+            if info.split in ("", "train") and len(series):
+                self._by_key.setdefault(info.key, series)
+                if info.concept:
+                    self._by_concept.setdefault(info.concept, series)
         # One assessment asks the same questions many times (each episode, each detector): the
         # answers are kept for the lifetime of this object, which is one assessment.
         self._memo: dict[tuple, object] = {}
@@ -101,26 +105,30 @@ class RunSignals:
 
     def settled(self, step: int) -> bool:
         """Every signal the evidence reads has points past ``step``: what it says can no longer change."""
-        for keys in (REWARD_KEYS, ENTROPY_KEYS, LENGTH_KEYS, CLIPPED_KEYS):
-            series = self.series(keys)
+        for concepts in (REWARD_CONCEPTS, ENTROPY_CONCEPTS, LENGTH_CONCEPTS, CLIPPED_CONCEPTS):
+            series = self.series(concepts)
             if series is not None and (series.last_step or 0) <= step:
                 return False
         return True
 
-    def series(self, keys: tuple[str, ...]) -> Series | None:
-        """The run's training series for the first of ``keys`` it logs (None when none)."""
-        for key in keys:
-            found = self._by_key.get(key)
+    def series(self, concepts: tuple[str, ...]) -> Series | None:
+        """The run's training series of the first of ``concepts`` it logs (None when none)."""
+        for concept in concepts:
+            found = self._by_concept.get(concept)
             if found is not None:
                 return found
         return None
 
+    def concept(self, name: str) -> Series | None:
+        """The training series of one concept (whatever the run's framework calls it)."""
+        return self._by_concept.get(name)
+
     def tag(self, key: str) -> Series | None:
-        """The training series of one catalogue key."""
+        """The training series of one exact key (a family member: ``rewards/<f>/mean``)."""
         return self._by_key.get(key)
 
     def keys(self) -> list[str]:
-        """Catalogue keys of every training series."""
+        """Keys of every training series (without their ``train/`` prefix)."""
         return list(self._by_key)
 
     def finite_upto(self, series: Series, last: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -157,7 +165,7 @@ class RunSignals:
 
     def entropy_share(self, last: int) -> float | None:
         """Entropy at step ``last`` (median of its last points) as a share of its early level."""
-        series = self.series(ENTROPY_KEYS)
+        series = self.series(ENTROPY_CONCEPTS)
         if series is None:
             return None
         _, values = self.finite_upto(series, last)
@@ -168,18 +176,18 @@ class RunSignals:
 
     def evidence_end(self, last: int) -> int:
         """The last step whose data `damage` may read for an episode ending at ``last``."""
-        entropy, reward = self.series(ENTROPY_KEYS), self.series(REWARD_KEYS)
+        entropy, reward = self.series(ENTROPY_CONCEPTS), self.series(REWARD_CONCEPTS)
         return max(self.grace_end(entropy, last), self.grace_end(reward, last))
 
     def damage(self, first: int, last: int) -> list[str]:
         """Signs that the run is being damaged during steps ``first..last`` (and just after)."""
         reasons: list[str] = []
-        entropy = self.series(ENTROPY_KEYS)
+        entropy = self.series(ENTROPY_CONCEPTS)
         end = max(self.grace_end(entropy, last), last)
         collapse = self.overlapping("entropy_collapse", first, end)
         if collapse:
             reasons.append(f"the entropy collapsing (from step {min(e[1] for e in collapse)})")
-        reward = self.series(REWARD_KEYS)
+        reward = self.series(REWARD_CONCEPTS)
         if reward is not None:
             trend = self.trend(reward, first, self.grace_end(reward, last))
             if trend is not None and trend.falling:
@@ -199,14 +207,14 @@ class RunSignals:
             return False
         if not self.overlapping("truncation", first, first, Level.CRITICAL):
             return True  # it became critical during the stretch
-        length = self.series(LENGTH_KEYS)
+        length = self.series(LENGTH_CONCEPTS)
         trend = self.trend(length, first, end) if length is not None else None
         return trend is not None and trend.rising
 
     def calm(self, first: int, last: int) -> str:
         """What healthy signs the run shows during steps ``first..last`` (for a capped verdict)."""
         parts: list[str] = []
-        reward = self.series(REWARD_KEYS)
+        reward = self.series(REWARD_CONCEPTS)
         trend = self.trend(reward, first, last) if reward is not None else None
         if trend is not None:
             verb = "rose" if trend.rising else "held"
@@ -221,7 +229,7 @@ class RunSignals:
 
         None without a reward or with fewer than `LEVEL_POINTS` points.
         """
-        reward = self.series(REWARD_KEYS)
+        reward = self.series(REWARD_CONCEPTS)
         if reward is None:
             return None
         steps, values = self.finite_upto(reward)

@@ -75,9 +75,9 @@ def _value_clip_advice(context: Context) -> str:
 class LevelRule(Rule):
     """A fraction or magnitude judged against fixed warn / critical thresholds."""
 
-    def __init__(self, name: str, title: str, keys: tuple[str, ...], direction: str, advice: Advice,
+    def __init__(self, name: str, title: str, concepts: tuple[str, ...], direction: str, advice: Advice,
                  unit: str = "", stage: Stage = Stage.BREAKDOWN, blow_up: bool = False) -> None:
-        self.name, self.title, self.keys = name, title, frozenset(keys)
+        self.name, self.title, self.concepts = name, title, frozenset(concepts)
         self.direction, self._advice, self.unit, self.stage = direction, advice, unit, stage
         self.blow_up = blow_up
 
@@ -174,7 +174,7 @@ class RatioRule(Rule):
 
     name, title = "ratio_drift", "ratio drift"
     blow_up = True
-    keys = frozenset({"val/ratio", "ppo/policy/ratio"})
+    concepts = frozenset({"policy_ratio"})
 
     def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
               context: Context) -> Flags:
@@ -210,7 +210,7 @@ class DeadUpdateRule(Rule):
 
     name, title, direction = "dead_update", "dead update", "below"
     stage = Stage.CONSEQUENCE
-    keys = frozenset({"grad_norm"})
+    concepts = frozenset({"grad_norm"})
 
     def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
               context: Context) -> Flags:
@@ -255,12 +255,12 @@ class NegativeKlRule(Rule):
 
     name, title, direction = "negative_kl", "negative KL", "below"
     stage = Stage.SYMPTOM
-    keys = frozenset({"objective/kl", "kl"})
+    concepts = frozenset({"kl_reference_sequence", "kl_reference_token"})
 
     @staticmethod
     def _mode(memo: dict[str, Any], context: Context) -> tuple[bool, bool]:
         """(per token, k1 estimator) of the tag being judged."""
-        per_token = memo.get("key") == "kl"
+        per_token = memo.get("concept") == "kl_reference_token"
         return per_token, context.calibration.kl_is_k1(per_token)
 
     def _thresholds(self, params: RuleParams, per_token: bool) -> tuple[float | None, float | None]:
@@ -339,17 +339,16 @@ def level_rules() -> list[Rule]:
     """The fixed-threshold rules, in report order."""
     return [
         RatioRule(),
-        LevelRule("approx_kl", "approx-KL too high", ("policy/approxkl_avg", "ppo/policy/approxkl"),
-                  "above", _ppo_step_advice, blow_up=True),
-        LevelRule("clip_fraction", "clip fraction too high", ("policy/clipfrac_avg", "ppo/policy/clipfrac"),
-                  "above", _ppo_step_advice, blow_up=True),
-        GrpoClipRule("grpo_clip_ratio", "clip ratio too high", ("clip_ratio/region_mean", "clip_ratio"),
-                     "above", _grpo_clip_advice, blow_up=True),
-        LevelRule("value_clip_fraction", "value clip fraction too high", ("val/clipfrac_avg",), "above",
+        LevelRule("approx_kl", "approx-KL too high", ("approx_kl",), "above", _ppo_step_advice, blow_up=True),
+        LevelRule("clip_fraction", "clip fraction too high", ("policy_clip_fraction",), "above",
+                  _ppo_step_advice, blow_up=True),
+        GrpoClipRule("grpo_clip_ratio", "clip ratio too high", ("clip_ratio_region",), "above",
+                     _grpo_clip_advice, blow_up=True),
+        LevelRule("value_clip_fraction", "value clip fraction too high", ("value_clip_fraction",), "above",
                   _value_clip_advice, stage=Stage.SYMPTOM),
-        LevelRule("truncation", "truncation", ("completions/clipped_ratio",), "above", _truncation_advice,
+        LevelRule("truncation", "truncation", ("truncation_ratio",), "above", _truncation_advice,
                   stage=Stage.SYMPTOM),
-        ZeroStdRule("zero_std_groups", "groups without reward signal", ("frac_reward_zero_std",), "above",
+        ZeroStdRule("zero_std_groups", "groups without reward signal", ("zero_std_groups",), "above",
                     _zero_std_advice, stage=Stage.SYMPTOM),
         NegativeKlRule(),
         DeadUpdateRule(),

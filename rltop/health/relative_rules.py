@@ -53,8 +53,8 @@ class SpikeRule(Rule):
     dynamic_band = True
     blow_up = True
 
-    def __init__(self, name: str, title: str, keys: tuple[str, ...], advice: str) -> None:
-        self.name, self.title, self.keys, self._advice = name, title, frozenset(keys), advice
+    def __init__(self, name: str, title: str, concepts: tuple[str, ...], advice: str) -> None:
+        self.name, self.title, self.concepts, self._advice = name, title, frozenset(concepts), advice
 
     def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
               context: Context) -> Flags:
@@ -120,8 +120,8 @@ class KlBlowupRule(Rule):
     uses_evidence = True
     blow_up = True
 
-    def __init__(self, name: str, title: str, keys: tuple[str, ...], unit: str) -> None:
-        self.name, self.title, self.keys, self.unit = name, title, frozenset(keys), unit
+    def __init__(self, name: str, title: str, concepts: tuple[str, ...], unit: str) -> None:
+        self.name, self.title, self.concepts, self.unit = name, title, frozenset(concepts), unit
 
     def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
               context: Context) -> Flags:
@@ -193,8 +193,8 @@ class KlBlowupRule(Rule):
 
     def _peak(self, signals: Any, first: int, last: int) -> tuple[float, int] | None:
         """(highest KL, its step) of this rule's tag during steps first..last."""
-        for key in sorted(self.keys):
-            series = signals.tag(key)
+        for concept in sorted(self.concepts):
+            series = signals.concept(concept)
             if series is None:
                 continue
             steps, values = signals.finite_upto(series, last)
@@ -232,7 +232,7 @@ def relative_rules() -> list[Rule]:  # (the entropy rule lives in its own module
     return [
         EntropyRule(),
         SpikeRule(
-            "value_loss_spike", "value-loss spike", ("loss/value_avg", "ppo/loss/value"),
+            "value_loss_spike", "value-loss spike", ("value_loss",),
             "The value head is thrown off: lower the learning rate{lr}, tighten cliprange_value, or "
             "normalise / whiten the rewards.",
         ),
@@ -241,6 +241,6 @@ def relative_rules() -> list[Rule]:  # (the entropy rule lives in its own module
             "A few batches produce huge gradients: lower the learning rate{lr}, clip gradients "
             "(max_grad_norm{clip}), and look for outlier rewards or completions.",
         ),
-        KlBlowupRule("kl_blowup", "KL blow-up", ("objective/kl",), " nats"),
-        KlBlowupRule("kl_blowup_token", "KL blow-up", ("kl",), ""),
+        KlBlowupRule("kl_blowup", "KL blow-up", ("kl_reference_sequence",), " nats"),
+        KlBlowupRule("kl_blowup_token", "KL blow-up", ("kl_reference_token",), ""),
     ]

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from rltop.health.evidence import REWARD_CONCEPTS
 from rltop.health.findings import Level, Stage
 from rltop.health.machine import Flags, Point
 from rltop.health.robust import finite_or, noise_sigma, rolling_median, rolling_range
@@ -21,8 +22,7 @@ class RewardCollapseRule(Rule):
     """The reward (median of recent points) giving back its gains, or ending below where it started."""
 
     name, title, direction = "reward_collapse", "reward collapse", "above"
-    keys = frozenset({"reward", "objective/rlhf_reward", "objective/scores", "env/reward_mean",
-                      "ppo/mean_scores"})
+    concepts = frozenset(REWARD_CONCEPTS)
 
     def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
               context: Context) -> Flags:
@@ -87,7 +87,7 @@ class RewardStuckRule(Rule):
 
     name, title = "reward_stuck", "reward stuck"
     stage = Stage.CONSEQUENCE
-    keys = RewardCollapseRule.keys
+    concepts = RewardCollapseRule.concepts
 
     def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
               context: Context) -> Flags:

@@ -71,7 +71,7 @@ class Rule:
 
     name: str = ""
     title: str = ""
-    keys: frozenset[str] = frozenset()
+    concepts: frozenset[str] = frozenset()  # what it judges (`rltop.model.catalog.concepts`), any spelling
     direction: str = "above"  # "above": large values are bad; "below": small values are bad
     dynamic_band: bool = False  # True when the chart band follows the data (baselines, medians)
     stage: Stage = Stage.BREAKDOWN  # cause before consequence when alerts are listed
@@ -90,8 +90,8 @@ class Rule:
         return None
 
     def applies(self, info: MetricInfo, context: Context) -> bool:
-        """Whether this rule judges a tag (by its catalogue key, split and the run's config)."""
-        return info.key in self.keys
+        """Whether this rule judges a tag (by its concept, split and the run's config)."""
+        return info.concept in self.concepts
 
     def select(self, steps: np.ndarray, context: Context) -> np.ndarray | None:
         """Mask of the new points to judge (None: all of them)."""

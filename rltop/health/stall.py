@@ -16,11 +16,12 @@ import numpy as np
 from rltop.health.calibration import Calibration
 from rltop.health.findings import Finding, Level, Stage
 from rltop.health.rules import RuleParams
-from rltop.model.catalog import split_tag
+from rltop.model.catalog import describe
 from rltop.model.durations import format_duration
 from rltop.model.run import Run
 
-_FINISHED_KEYS = frozenset({"train_runtime", "train_loss", "train_steps_per_second"})
+# Concepts only the end-of-training summary logs (transformers' train_runtime, train_loss...).
+_FINISHED = frozenset({"train_runtime", "final_train_loss", "train_steps_per_second"})
 
 
 def usual_gap(run: Run, points: int) -> float:
@@ -39,7 +40,7 @@ def is_finished(run: Run, calibration: Calibration) -> bool:
     The planned last step is max_steps, or num_total_batches for TRL's PPOTrainer (which logs no
     end-of-training summary); with logging_steps k, a point within k steps of it counts.
     """
-    if run.exit_code == 0 or any(split_tag(tag)[1] in _FINISHED_KEYS for tag in run.series):
+    if run.exit_code == 0 or any(describe(tag).concept in _FINISHED for tag in run.series):
         return True  # (an exit code 0 is the process's own word: W&B's exit record)
     last, final = run.last_step, calibration.final_step()
     if last is None or final is None:

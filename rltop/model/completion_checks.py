@@ -12,11 +12,11 @@ import math
 
 import numpy as np
 
-from rltop.model.catalog import split_tag
+from rltop.model.catalog import describe
 from rltop.model.completions import StepSummary, cap_agrees
 from rltop.model.run import Run
 
-CLIPPED_KEY = "completions/clipped_ratio"
+TRUNCATION = "truncation_ratio"  # the concept of completions/clipped_ratio
 
 
 def length_cap(run: Run | None) -> int | None:
@@ -31,7 +31,8 @@ def clipped_ratio(run: Run | None, summary: StepSummary) -> float | None:
     if run is None:
         return None
     for tag, series in run.series.items():
-        if split_tag(tag) != ("train", CLIPPED_KEY) or not len(series):
+        info = describe(tag)
+        if info.split != "train" or info.concept != TRUNCATION or not len(series):
             continue
         steps = series.steps
         for step in (summary.step, summary.repeats):
