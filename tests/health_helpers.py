@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rltop.health.engine import HealthEngine, RunHealth, assess_store
 from rltop.health.findings import Finding, Level
-from rltop.health.rules import Rules
+from rltop.health.settings import Rules
 from rltop.ingest.loader import load
 
 # The copied real TRL runs (what conftest's trl_dir fixture points at), for module-scoped fixtures.

@@ -8,9 +8,9 @@ import pytest
 from conftest import FIXTURES
 from ui_helpers import write_run
 
-from rltop.health.band_track import BandTracker
+from rltop.health.bands import BandTracker
 from rltop.health.engine import HealthEngine
-from rltop.health.rules import Rules
+from rltop.health.settings import Rules
 from rltop.ingest.loader import load
 from rltop.model.run import Run
 from rltop.model.series import Series

@@ -6,8 +6,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from rltop.health.engine import assess_store
+from rltop.health.evidence.text import with_text_evidence
 from rltop.health.findings import Finding, Level
-from rltop.health.text_evidence import with_text_evidence
 from rltop.ingest.loader import load
 from rltop.model.completions import CompletionIndex
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rltop.health.machine import Flags, Tracker
-from rltop.health.rule_base import threshold_flags
+from rltop.health.persistence import Flags, Tracker
+from rltop.health.rules.base import threshold_flags
 
 
 def _flags(values: np.ndarray) -> Flags:

@@ -9,7 +9,7 @@ from health_helpers import TRL
 
 from rltop.health.engine import assess_store
 from rltop.health.findings import Level
-from rltop.health.rules import Rules, RulesError, load_rules, parse_rules_text, user_rules_path
+from rltop.health.settings import Rules, RulesError, load_rules, parse_rules_text, user_rules_path
 from rltop.health.table import markdown_table, rule_rows
 from rltop.health.thresholds import DEFAULTS, DOCS
 from rltop.ingest.loader import load
@@ -160,7 +160,7 @@ def test_readme_rules_table_is_the_rules_own_table() -> None:
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     assert markdown_table() in readme
     judged = {rule.name for rule in RULES} | {"non_finite", "stall"}
-    from rltop.health.detectors import DETECTORS
+    from rltop.health.rules.detectors import DETECTORS
 
     assert set(DEFAULTS) == set(DOCS) == judged | set(DETECTORS)
     assert all(DOCS[name].why for name in DOCS)  # every rule states its rule of thumb

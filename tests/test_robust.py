@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from numpy.lib.stride_tricks import sliding_window_view
 
-from rltop.health import robust
-from rltop.health.robust import rolling_median, trailing_median, window_medians
+from rltop.health.numerics import robust
+from rltop.health.numerics.robust import rolling_median, trailing_median, window_medians
 
 
 @pytest.mark.parametrize("width", [1, 2, 3, 4, 49, 50, 51, 130])  # 130: maxima along rows

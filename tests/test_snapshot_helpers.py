@@ -95,7 +95,7 @@ def isolate_user_rules(monkeypatch, tmp_path) -> None:
 def verdicts_at(path, now: float | None):
     """(store, the engine's verdicts at ``now``) for a log path, as ``rltop snapshot`` judges it."""
     from rltop.health.engine import assess_store
-    from rltop.health.rules import load_rules
+    from rltop.health.settings import load_rules
     from rltop.ingest.loader import load
 
     store = load([str(path)]).store

@@ -9,9 +9,9 @@ from collections import deque
 import numpy as np
 import pytest
 
-from rltop.health import spike_baseline
-from rltop.health.relative_rules import SpikeRule
-from rltop.health.rules import RuleParams
+from rltop.health.numerics import spike_baseline
+from rltop.health.rules.relative import SpikeRule
+from rltop.health.settings import RuleParams
 
 
 def plain_references(values, start, memo, window, warmup, need, floor, limit):

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from test_snapshot_helpers import isolate_user_rules, run_cli, validate, verdicts_at
 
-from rltop.health.stall import is_finished
+from rltop.health.rules.stall import is_finished
 from rltop.ingest import leveldb_log
 from rltop.ingest.loader import load
 from rltop.ingest.wandb_reader import WandbFileReader

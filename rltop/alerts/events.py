@@ -34,7 +34,7 @@ import numpy as np
 from rltop.health.calibration import Calibration
 from rltop.health.engine import RunHealth
 from rltop.health.findings import Finding, Level
-from rltop.health.stall import is_finished
+from rltop.health.rules.stall import is_finished
 from rltop.model.run import Run
 
 FINDING, ESCALATION, RECOVERY, FINISH, STALL = "finding", "escalation", "recovery", "finish", "stall"

@@ -127,7 +127,7 @@ def _exit_from_thread(app: App) -> None:
 
 def make_app(args: argparse.Namespace) -> RltopApp:
     """Validate everything that can be wrong before the screen is taken over, then build the app."""
-    from rltop.health.rules import load_rules
+    from rltop.health.settings import load_rules
     from rltop.ingest.discovery import check_paths
     from rltop.ui.app import RltopApp
 

@@ -147,7 +147,7 @@ def run_snapshot(args: argparse.Namespace) -> int:
     options = SnapshotOptions.from_args(args)
     # Imported here so that `rltop --help` stays instant (numpy, Rich and the engine load lazily).
     from rltop.health.engine import assess_store
-    from rltop.health.rules import load_rules
+    from rltop.health.settings import load_rules
     from rltop.report.render import render
     from rltop.report.snapshot import build_snapshot
 

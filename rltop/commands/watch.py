@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
     from rltop.alerts.monitor import Monitor
     from rltop.health.engine import HealthEngine
     from rltop.health.findings import Level
-    from rltop.health.rules import load_rules
+    from rltop.health.settings import load_rules
     from rltop.ingest.storage import display as display_root
     from rltop.ingest.watcher import Watcher
     from rltop.view.names import store_display_names

@@ -1,7 +1,7 @@
 """rltop.health: the rules behind the colours (no Textual, no Rich).
 
 * `rltop.health.engine` -- `HealthEngine` (incremental, per run and tag), `RunHealth`, `assess_store`.
-* `rltop.health.rules` -- `load_rules` (defaults + ``~/.config/rltop/rules.toml`` + ``--rules``),
+* `rltop.health.settings` -- `load_rules` (defaults + ``~/.config/rltop/rules.toml`` + ``--rules``),
   `Rules`, `RulesError`; `rltop.health.thresholds` holds every default in one place and
   `rltop.health.table` renders them as a table.
 * `rltop.health.findings` -- `Level` and `Finding`, what the UI and the reports consume.

@@ -14,18 +14,18 @@ from typing import Any
 import numpy as np
 
 from rltop.health.calibration import Calibration
-from rltop.health.detectors import detector_horizon, judge_run
-from rltop.health.evidence import RunSignals
+from rltop.health.evidence.signals import RunSignals
+from rltop.health.evidence.text import with_text_evidence
 from rltop.health.findings import Finding, Level
-from rltop.health.level_rules import level_rules
-from rltop.health.machine import Tracker
-from rltop.health.non_finite import NonFinite, count_non_finite, fold_incident, non_finite_finding
-from rltop.health.relative_rules import relative_rules
-from rltop.health.reward_rules import reward_rules
-from rltop.health.rule_base import NO_BAND, Band, Context, Rule
-from rltop.health.rules import RuleParams, Rules
-from rltop.health.stall import judge_stall, next_stall_change
-from rltop.health.text_evidence import with_text_evidence
+from rltop.health.persistence import Tracker
+from rltop.health.rules.base import NO_BAND, Band, Context, Rule
+from rltop.health.rules.detectors import detector_horizon, judge_run
+from rltop.health.rules.levels import level_rules
+from rltop.health.rules.non_finite import NonFinite, count_non_finite, fold_incident, non_finite_finding
+from rltop.health.rules.relative import relative_rules
+from rltop.health.rules.reward import reward_rules
+from rltop.health.rules.stall import judge_stall, next_stall_change
+from rltop.health.settings import RuleParams, Rules
 from rltop.health.verdicts import judge_slot
 from rltop.model.catalog import MetricInfo, describe, trainer_kind
 from rltop.model.run import CONFIG_TAG, Run, Store

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rltop.health.rules import Rules
+from rltop.health.settings import Rules
 from rltop.health.thresholds import DEFAULTS, DOCS
 
 

@@ -1,7 +1,7 @@
 """Every health threshold rltop ships with, in one place, plus what each rule watches (for docs).
 
 A rules file (``~/.config/rltop/rules.toml``, ``--rules FILE``) overrides any of these values; its
-tables and keys are exactly the names below (see `rltop.health.rules`). Research and sources behind
+tables and keys are exactly the names below (see `rltop.health.settings`). Research and sources behind
 the numbers: ``docs/health-rules.md`` of the project notes; "(calibrated)" marks values we chose on
 the real TRL runs in ``tests/fixtures/trl`` where the research had no number or a number that flags
 healthy runs.
@@ -81,7 +81,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "stall": {
         "warn": 5.0, "critical": 15.0, "warn_min_s": 180.0, "critical_min_s": 600.0, "gap_points": 20,
     },
-    # Run-level detectors (rltop.health.detectors): no persistence, a finding holds while its pattern does.
+    # Run-level detectors (rltop.health.rules.detectors): no persistence, a finding holds while its
+    # pattern does.
     "reward_plateau": {"min_points": 50, "window": 30, "share": 0.25, "tolerance": 0.1, "z": 2.0},
     "reward_dominance": {"min_points": 20, "share": 0.8},
     "reward_sacrificed": {"min_points": 20, "share": 0.5},

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from rltop.health.findings import Finding, Level
-from rltop.health.machine import Point, Tracker
-from rltop.health.rule_base import Context, Rule, num
-from rltop.health.rules import RuleParams
+from rltop.health.persistence import Point, Tracker
+from rltop.health.rules.base import Context, Rule, num
+from rltop.health.settings import RuleParams
 
 MAX_ADJUSTED = 20  # closed episodes given a second look (the latest ones; older ones keep their level)
 

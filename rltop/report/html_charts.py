@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from html import escape
 
-from rltop.health.band_track import BandTracker
+from rltop.health.bands import BandTracker
 from rltop.health.findings import Level
 from rltop.report.snapshot import Snapshot
 from rltop.report.svg_chart import DARK, LIGHT, ChartBox, svg_chart

@@ -23,7 +23,7 @@ from rltop.view.seed_groups import find_seed_groups
 
 if TYPE_CHECKING:  # only a type: any object with RunHealth's fields works (tests build their own)
     from rltop.health.engine import RunHealth
-    from rltop.health.rules import Rules
+    from rltop.health.settings import Rules
 
 FAIL_ON = {"warn": Level.WARN, "critical": Level.CRITICAL, "never": None}
 """`FAIL_ON_CHOICES` -> the lowest level that makes the exit code 1 (never: always 0)."""

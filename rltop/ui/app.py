@@ -38,7 +38,7 @@ from rltop.view.sentences import calm_sentence, empty_sentence
 if TYPE_CHECKING:
     from rltop.alerts.settings import AlertSettings
     from rltop.health.engine import HealthEngine, RunHealth
-    from rltop.health.rules import Rules
+    from rltop.health.settings import Rules
     from rltop.ingest.feed import ChangeBatch
     from rltop.model.run import Store
     from rltop.ui.alerting import DashboardAlerts

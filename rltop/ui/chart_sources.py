@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from rltop.health.band_track import BandTrack
+from rltop.health.bands import BandTrack
 from rltop.health.findings import Level
 from rltop.view.chart_data import Overlay
 from rltop.view.chart_options import ChartOptions

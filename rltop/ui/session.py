@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rltop.health.band_track import BandTracker
+from rltop.health.bands import BandTracker
 from rltop.health.engine import HealthEngine, RunHealth
 from rltop.health.findings import Level
 from rltop.ingest.feed import RELOADED, ChangeBatch, apply_batch

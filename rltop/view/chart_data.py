@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rltop.health.band_track import BandTrack
+from rltop.health.bands import BandTrack
 from rltop.model.downsample import column_bounds, downsample_minmax
 from rltop.model.series import Series
 from rltop.model.smoothing import ema_debiased
@@ -170,7 +170,7 @@ def build_figure(
 ) -> Figure:
     """The figure of ``main`` (with ``others`` overlaid, or as one of its seed group's ``members``).
 
-    ``band``: the thresholds along ``main.series`` (`rltop.health.band_track`); ``spans``: the
+    ``band``: the thresholds along ``main.series`` (`rltop.health.bands`); ``spans``: the
     (first step, last step, "warn"/"crit") of its findings' episodes; ``columns``: the horizontal
     resolution the renderer has (braille dots, pixels).
     """

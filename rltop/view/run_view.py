@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rltop.health.calibration import Calibration
 from rltop.health.findings import Finding, Level
-from rltop.health.stall import is_finished
+from rltop.health.rules.stall import is_finished
 from rltop.model.catalog import group_tags, trainer_kind
 from rltop.model.names import display_name as path_text
 from rltop.model.run import Run

@@ -18,7 +18,7 @@ from textual import events
 from textual.message import Message
 from textual.widget import Widget
 
-from rltop.health.band_track import BandTrack
+from rltop.health.bands import BandTrack
 from rltop.model.series import Series
 from rltop.ui.chart import RGB, Canvas, band_cells, render_figure
 from rltop.view.chart_data import Figure, Overlay, build_figure

@@ -1,5 +1,5 @@
 """Rules judged against the run's own history: spikes vs. the recent median, KL growth (entropy vs. its
-early level is `rltop.health.entropy_rule`, the reward's own rules are in `rltop.health.reward_rules`).
+early level is `rltop.health.rules.entropy`, the reward's own rules are in `rltop.health.rules.reward`).
 
 Baselines are frozen once their warm-up points exist (stored in the rule's memo), so a slow collapse
 cannot drag its own baseline down; trailing medians exclude the point being judged.
@@ -11,13 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from rltop.health.collapse_evidence import learning_signs
-from rltop.health.entropy_rule import EntropyRule
+from rltop.health.evidence.collapse import learning_signs
 from rltop.health.findings import Level
-from rltop.health.level_rules import extreme_points
-from rltop.health.machine import Flags, Point
-from rltop.health.robust import finite_or, trailing_median
-from rltop.health.rule_base import (
+from rltop.health.numerics.robust import finite_or, trailing_median
+from rltop.health.numerics.spike_baseline import spike_references
+from rltop.health.persistence import Flags, Point
+from rltop.health.rules.base import (
     Adjustment,
     Band,
     BandLines,
@@ -29,8 +28,9 @@ from rltop.health.rule_base import (
     threshold_flags,
     verdict,
 )
-from rltop.health.rules import RuleParams
-from rltop.health.spike_baseline import spike_references
+from rltop.health.rules.entropy import EntropyRule
+from rltop.health.rules.levels import extreme_points
+from rltop.health.settings import RuleParams
 
 _NO_REF = np.nan
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from rltop.health.findings import Finding
-from rltop.health.rule_base import num, pct
+from rltop.health.rules.base import num, pct
 from rltop.model.completion_checks import clipped_ratio, length_cap
 from rltop.model.completions import StepSummary, cap_agrees
 from rltop.model.run import Run

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from rltop.health.findings import Level
-from rltop.health.robust import noise_sigma
-from rltop.health.rule_base import num, pct
-from rltop.health.rules import Rules
+from rltop.health.numerics.robust import noise_sigma
+from rltop.health.rules.base import num, pct
+from rltop.health.settings import Rules
 from rltop.model.catalog import describe
 from rltop.model.run import Run
 from rltop.model.series import Series

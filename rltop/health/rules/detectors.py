@@ -20,11 +20,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from rltop.health.collapse_evidence import sacrificed_rewards
-from rltop.health.evidence import ENTROPY_CONCEPTS, LENGTH_CONCEPTS, REWARD_CONCEPTS, RunSignals
+from rltop.health.evidence.collapse import sacrificed_rewards
+from rltop.health.evidence.signals import ENTROPY_CONCEPTS, LENGTH_CONCEPTS, REWARD_CONCEPTS, RunSignals
 from rltop.health.findings import Finding, Level, Stage
-from rltop.health.rule_base import Context, num, pct
-from rltop.health.rules import RuleParams, Rules
+from rltop.health.rules.base import Context, num, pct
+from rltop.health.settings import RuleParams, Rules
 from rltop.model.catalog import describe
 
 _SLOPE_SAMPLE = 64  # Theil-Sen slopes are taken on at most this many points of a window

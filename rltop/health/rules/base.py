@@ -1,7 +1,7 @@
 """What a health rule is: the tags it watches, its per-point flags, and how it explains itself.
 
-Concrete rules live in `rltop.health.level_rules` (fixed thresholds) and
-`rltop.health.relative_rules` (against the run's own baseline or recent median). The engine
+Concrete rules live in `rltop.health.rules.levels` (fixed thresholds) and
+`rltop.health.rules.relative` (against the run's own baseline or recent median). The engine
 (`rltop.health.engine`) feeds them and turns their episodes into findings.
 """
 
@@ -15,8 +15,8 @@ import numpy as np
 
 from rltop.health.calibration import Calibration
 from rltop.health.findings import Level, Stage
-from rltop.health.machine import Flags, Point
-from rltop.health.rules import RuleParams
+from rltop.health.persistence import Flags, Point
+from rltop.health.settings import RuleParams
 from rltop.model.catalog import MetricInfo
 
 Band = tuple[float | None, float | None, float | None, float | None]
@@ -86,7 +86,7 @@ class Rule:
     def adjust(self, level: Level, first: int, last: int, signals: Any, params: RuleParams,
                context: Context) -> Adjustment | None:
         """A second look at an episode at ``level`` over steps ``first..last`` with the whole run in
-        view (``signals``: `rltop.health.evidence.RunSignals`). None: the level stands as it is."""
+        view (``signals``: `rltop.health.evidence.signals.RunSignals`). None: the level stands as it is."""
         return None
 
     def applies(self, info: MetricInfo, context: Context) -> bool:

@@ -2,10 +2,10 @@
 
 A policy spends entropy to buy reward: healthy runs lose much of it (veRL's PPO baseline 86-88 % in
 ~110 steps while its score and validation score climb). A collapse is told apart by its
-consequences (`rltop.health.collapse_evidence`): the completions converging on one string, a
+consequences (`rltop.health.evidence.collapse`): the completions converging on one string, a
 reward function sacrificed, groups without signal rising, an extreme KL, drastic updates.
 
-Levels, on each point's share of the early level (`rltop.health.evidence.early_level`):
+Levels, on each point's share of the early level (`rltop.health.evidence.signals.early_level`):
 
 - warn below ``warn`` (half of the early entropy gone), or above ``rise`` × (a blow-up to noise);
 - a *candidate* critical below ``critical``, or on a fast fall (``fast_drop`` of the early level
@@ -27,12 +27,12 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from rltop.health.collapse_evidence import consequences, learning_signs
-from rltop.health.evidence import ENTROPY_CONCEPTS, early_level
+from rltop.health.evidence.collapse import consequences, learning_signs
+from rltop.health.evidence.signals import ENTROPY_CONCEPTS, early_level
 from rltop.health.findings import Level
-from rltop.health.machine import Flags, Point
-from rltop.health.robust import finite_or
-from rltop.health.rule_base import (
+from rltop.health.numerics.robust import finite_or
+from rltop.health.persistence import Flags, Point
+from rltop.health.rules.base import (
     Adjustment,
     Band,
     BandLines,
@@ -45,7 +45,7 @@ from rltop.health.rule_base import (
     threshold_flags,
     verdict,
 )
-from rltop.health.rules import RuleParams
+from rltop.health.settings import RuleParams
 
 SMOOTH = 3  # points whose median is the entropy's level when an episode is looked at again
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from rltop.health.calibration import Calibration
 from rltop.health.findings import Finding, Level, Stage
-from rltop.health.rules import RuleParams
+from rltop.health.settings import RuleParams
 from rltop.model.catalog import describe
 from rltop.model.durations import format_duration
 from rltop.model.run import Run

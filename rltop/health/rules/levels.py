@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from rltop.health.collapse_evidence import degenerate as degenerate_policy
+from rltop.health.evidence.collapse import degenerate as degenerate_policy
 from rltop.health.findings import Level, Stage
-from rltop.health.machine import Flags, Point
-from rltop.health.robust import finite_or, rolling_median
-from rltop.health.rule_base import (
+from rltop.health.numerics.robust import finite_or, rolling_median
+from rltop.health.persistence import Flags, Point
+from rltop.health.rules.base import (
     Adjustment,
     Band,
     BandLines,
@@ -23,7 +23,7 @@ from rltop.health.rule_base import (
     threshold_flags,
     verdict,
 )
-from rltop.health.rules import RuleParams
+from rltop.health.settings import RuleParams
 from rltop.model.catalog import MetricInfo
 
 Advice = Callable[[Context], str]

@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from rltop.health.evidence import REWARD_CONCEPTS
+from rltop.health.evidence.signals import REWARD_CONCEPTS
 from rltop.health.findings import Level, Stage
-from rltop.health.machine import Flags, Point
-from rltop.health.robust import finite_or, noise_sigma, rolling_median, rolling_range
-from rltop.health.rule_base import Context, Rule, judged, num, pct
-from rltop.health.rules import RuleParams
+from rltop.health.numerics.robust import finite_or, noise_sigma, rolling_median, rolling_range
+from rltop.health.persistence import Flags, Point
+from rltop.health.rules.base import Context, Rule, judged, num, pct
+from rltop.health.settings import RuleParams
 
 
 class RewardCollapseRule(Rule):

@@ -21,14 +21,14 @@ import numpy as np
 
 from rltop.health.calibration import Calibration
 from rltop.health.engine import RULES
-from rltop.health.rule_base import Context, Rule
-from rltop.health.rules import RuleParams, Rules
+from rltop.health.rules.base import Context, Rule
+from rltop.health.settings import RuleParams, Rules
 from rltop.model.catalog import describe, trainer_kind
 from rltop.model.run import CONFIG_TAG, Run
 from rltop.model.series import Series
 
 LINE_NAMES = ("warn_low", "warn_high", "crit_low", "crit_high")
-"""The four lines of a band, in `rltop.health.rule_base.Band` order."""
+"""The four lines of a band, in `rltop.health.rules.base.Band` order."""
 
 
 @dataclass

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from rltop.health.robust import window_medians
+from rltop.health.numerics.robust import window_medians
 
 SPECULATE_FROM = 512
 """Fewer new points than this (a live batch) are judged one by one."""
