@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from health_helpers import TRL
 
-from rltop.health.engine import RULES, RunHealth, assess_store
+from rltop.health.engine import RunHealth, assess_store
 from rltop.health.findings import Level
+from rltop.health.rules import TAG_RULES as RULES
 from rltop.ingest.loader import load
 
 

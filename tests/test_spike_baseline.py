@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rltop.health.numerics import spike_baseline
-from rltop.health.rules.relative import SpikeRule
+from rltop.health.rules.spikes import SpikeRule, SpikeState
 from rltop.health.settings import RuleParams
 
 
@@ -99,14 +99,14 @@ def test_the_baseline_matches_its_plain_form_bit_for_bit(shape: str, monkeypatch
         cuts = sorted({0, int(rng.integers(0, len(values) + 1)), max(len(values) - 3, 0), len(values)})
         if trial % 5 == 0:
             cuts = [0, len(values)]  # the whole history in one call
-        mine: dict = {}
+        mine = SpikeState()
         theirs: dict = {}
         for begin, end in zip(cuts, cuts[1:]):
             got = SpikeRule._references(values[:end], begin, mine, params)
             want = plain_references(values[:end], begin, theirs, window, warmup, need, floor, limit)
             assert got.tobytes() == want.tobytes(), (shape, trial, begin, end)
-            assert [x.hex() for x in mine["recent"]] == [x.hex() for x in theirs["recent"]]
-            assert [x.hex() for x in mine["ordered"]] == [x.hex() for x in theirs["ordered"]]
+            assert [x.hex() for x in mine.window.recent] == [x.hex() for x in theirs["recent"]]
+            assert [x.hex() for x in mine.window.ordered] == [x.hex() for x in theirs["ordered"]]
     assert speculated, "no long history took the speculative path"
 
 
@@ -129,7 +129,8 @@ def test_a_baseline_held_at_its_floor_is_guessed_right(monkeypatch) -> None:
     monkeypatch.setattr(spike_baseline, "window_medians",
                         lambda rows: medians.append(len(rows)) or real_medians(rows))
     values = _crossing_walk(np.random.default_rng(7), 40_000).astype(np.float32)
-    references = spike_baseline.spike_references(values, 0, {}, 50, 20, 10, 1e-8, 5.0)
+    window = spike_baseline.SpikeWindow()
+    references = spike_baseline.spike_references(values, 0, window, 50, 20, 10, 1e-8, 5.0)
     assert 0.3 < (values >= 5.0 * references).mean() < 0.7
     assert sum(medians) < 0.8 * len(values), sum(medians)
     assert sum(one_by_one) < 0.02 * len(values), one_by_one

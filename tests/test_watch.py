@@ -143,8 +143,8 @@ def test_one_call_per_episode_recovery_and_finish(tmp_path, logs):
         assert [(p["event"], p["rule"], p["first_step"]) for p in payloads] == [
             ("finding", "non_finite", 6),
             ("recovery", "non_finite", 6),
-            ("finding", "non_finite", 6),
-            ("recovery", "non_finite", 6),
+            ("finding", "non_finite", 12),  # the second stretch of NaN begins at step 12
+            ("recovery", "non_finite", 12),
             ("finish", None, None),
         ]
         first = payloads[0]
@@ -349,7 +349,7 @@ def test_text_lines_on_stderr_are_escaped(tmp_path, logs):
         watch.kill()
     assert code == 0
     (line,) = watch.err.having("CRITICAL")
-    assert "\x1b" not in line and "evil\\x1b]0;pwned\\x07: train/loss is NaN at step 6" in line
+    assert "\x1b" not in line and "evil\\x1b]0;pwned\\x07: train/loss is NaN from step 6" in line
 
 
 def run_watch(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -416,5 +416,5 @@ def test_desktop_notification_through_notify_send(tmp_path, logs):
         "--urgency=critical",
         "rltop: CRITICAL grpo &lt;b&gt;&amp;bold&lt;b&gt;: non-finite value",
     ]
-    assert args[3].startswith("CRITICAL grpo &lt;b&gt;&amp;bold&lt;b&gt;: train/loss is NaN at step 6")
+    assert args[3].startswith("CRITICAL grpo &lt;b&gt;&amp;bold&lt;b&gt;: train/loss is NaN from step 6")
     assert watch.returncode == 0

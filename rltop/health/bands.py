@@ -7,7 +7,7 @@ before each point, a KL rule's its trailing median, and a rule that judges only 
 clip ratios: off-policy steps) draws from its first judged point on.
 
 `BandTracker` computes this on demand, incrementally: it replays each rule's own ``flags`` on the
-points appended since its last call (as the engine does, but in its own memo), so the engine does
+points appended since its last call (as the engine does, but in its own state), so the engine does
 no extra work per batch and a chart of 30k points costs the rules' work once, then only the new
 points. Between two judged points a line keeps its last value (a step function).
 """
@@ -15,13 +15,12 @@ points. Between two judged points a line keeps its last value (a step function).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from rltop.health.calibration import Calibration
-from rltop.health.engine import RULES
-from rltop.health.rules.base import Context, Rule
+from rltop.health.rules import TAG_RULES as RULES
+from rltop.health.rules.base import Context, Rule, SlotState
 from rltop.health.settings import RuleParams, Rules
 from rltop.model.catalog import describe, trainer_kind
 from rltop.model.run import CONFIG_TAG, Run
@@ -56,7 +55,7 @@ class _RuleState:
     rule: Rule
     params: RuleParams
     points: Series
-    memo: dict[str, Any]
+    state: SlotState
     carry: np.ndarray = field(default_factory=lambda: np.full(4, np.nan))
 
 
@@ -93,8 +92,12 @@ class BandTracker:
         context = Context(Calibration.from_config(run.config), kind)
         tags = cached[1]
         state = tags.get(tag)
-        if state is None or state.series is not series or state.purged != series.purged \
-                or len(series) < state.seen:
+        if (
+            state is None
+            or state.series is not series
+            or state.purged != series.purged
+            or len(series) < state.seen
+        ):
             state = tags[tag] = self._new(tag, series, context)
         if not state.rules:
             return None
@@ -112,8 +115,8 @@ class BandTracker:
         for rule in RULES:
             params = self.rules[rule.name]
             if params.enabled and rule.applies(info, context):
-                memo = {"key": info.key, "concept": info.concept}  # what the engine's slots know
-                states.append(_RuleState(rule, params, Series(tag), memo))
+                slot_state = rule.State(key=info.key, concept=info.concept)  # what the engine's slots know
+                states.append(_RuleState(rule, params, Series(tag), slot_state))
         return _TagState(series, series.purged, 0, states, np.empty((4, 0)))
 
     def _feed(self, state: _TagState, context: Context) -> None:
@@ -127,8 +130,14 @@ class BandTracker:
         state.lines = np.concatenate((state.lines, merged), axis=1)
 
 
-def _rule_block(state: _RuleState, steps: np.ndarray, walls: np.ndarray, values: np.ndarray,
-                finite: np.ndarray, context: Context) -> np.ndarray:
+def _rule_block(
+    state: _RuleState,
+    steps: np.ndarray,
+    walls: np.ndarray,
+    values: np.ndarray,
+    finite: np.ndarray,
+    context: Context,
+) -> np.ndarray:
     """One rule's four lines at the new points (its last judged value carried over the others)."""
     rule = state.rule
     mask = finite
@@ -141,10 +150,10 @@ def _rule_block(state: _RuleState, steps: np.ndarray, walls: np.ndarray, values:
         start = len(state.points)
         state.points.append(steps[mask], walls[mask], values[mask])
         if rule.dynamic_band:
-            ref = rule.flags(state.points.values, start, state.memo, state.params, context).ref
+            ref = rule.flags(state.points.values, start, state.state, state.params, context).ref
         else:
             ref = np.full(judged.size, np.nan)
-        block[:, judged] = np.stack(rule.band_along(ref, start, state.params, state.memo, context))
+        block[:, judged] = np.stack(rule.band_along(ref, start, state.params, state.state, context))
     block = _carried(block, state.carry)
     state.carry = block[:, -1].copy() if block.shape[1] else state.carry
     return block
@@ -161,5 +170,11 @@ def _carried(block: np.ndarray, carry: np.ndarray) -> np.ndarray:
 
 def _tightest(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """Rules on one tag: the highest low lines and the lowest high lines (NaN ignored)."""
-    return np.stack((np.fmax(first[0], second[0]), np.fmin(first[1], second[1]),
-                     np.fmax(first[2], second[2]), np.fmin(first[3], second[3])))
+    return np.stack(
+        (
+            np.fmax(first[0], second[0]),
+            np.fmin(first[1], second[1]),
+            np.fmax(first[2], second[2]),
+            np.fmin(first[3], second[3]),
+        )
+    )

@@ -85,7 +85,7 @@ class Calibration:
         return None
 
     def guess_kind(self) -> str:
-        """"RLOO" / "GRPO" / "PPO" from trainer-specific arguments, "unknown" without them."""
+        """ "RLOO" / "GRPO" / "PPO" from trainer-specific arguments, "unknown" without them."""
         if self.rloo:
             return "RLOO"
         if self.num_generations is not None or self.max_completion_length is not None:

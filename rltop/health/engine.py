@@ -9,7 +9,6 @@ so it can run on every batch of the live tail. Rules are matched to tags through
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -18,12 +17,10 @@ from rltop.health.evidence.signals import RunSignals
 from rltop.health.evidence.text import with_text_evidence
 from rltop.health.findings import Finding, Level
 from rltop.health.persistence import Tracker
-from rltop.health.rules.base import NO_BAND, Band, Context, Rule
+from rltop.health.rules import BLOW_UPS, DETECTORS, NON_FINITE, STALL, TAG_RULES
+from rltop.health.rules.base import NO_BAND, Band, Context, Rule, SlotState
 from rltop.health.rules.detectors import detector_horizon, judge_run
-from rltop.health.rules.levels import level_rules
-from rltop.health.rules.non_finite import NonFinite, count_non_finite, fold_incident, non_finite_finding
-from rltop.health.rules.relative import relative_rules
-from rltop.health.rules.reward import reward_rules
+from rltop.health.rules.non_finite import NonFiniteCount, count_non_finite, fold_incident, non_finite_finding
 from rltop.health.rules.stall import judge_stall, next_stall_change
 from rltop.health.settings import RuleParams, Rules
 from rltop.health.verdicts import judge_slot
@@ -31,9 +28,7 @@ from rltop.model.catalog import MetricInfo, describe, trainer_kind
 from rltop.model.run import CONFIG_TAG, Run, Store
 from rltop.model.series import Series
 
-RULES: tuple[Rule, ...] = (*level_rules(), *relative_rules(), *reward_rules())
-_RULE_ORDER = {rule.name: index for index, rule in enumerate(RULES)}
-_BLOW_UPS = frozenset(rule.name for rule in RULES if rule.blow_up)
+_RULE_ORDER = {rule.name: index for index, rule in enumerate(TAG_RULES)}
 
 
 @dataclass
@@ -68,7 +63,7 @@ class RunHealth:
 
 @dataclass
 class _Slot:
-    """One rule judging one tag: its filtered input points, level tracker and private memo."""
+    """One rule judging one tag: its filtered input points, level tracker and private state."""
 
     rule: Rule
     params: RuleParams
@@ -77,7 +72,7 @@ class _Slot:
     # and selected), so that most rules cost no copy of the series; a private copy from the first
     # point it leaves out (a NaN, an on-policy GRPO step).
     points: Series | None
-    memo: dict[str, Any]
+    state: SlotState
     band: Band | None = None
 
 
@@ -88,7 +83,7 @@ class _TagState:
     slots: list[_Slot]
     seen: int = 0
     purged: int = 0
-    non_finite: NonFinite = field(default_factory=NonFinite)
+    non_finite: NonFiniteCount = field(default_factory=NonFiniteCount)
     findings: list[Finding] = field(default_factory=list)
     level: Level = Level.OK
     mark: Level = Level.OK
@@ -144,8 +139,12 @@ class HealthEngine:
         fed: set[str] = set()
         for tag, series in run.series.items():
             tag_state = state.tags.get(tag)
-            if tag_state is None or tag_state.series is not series or tag_state.purged != series.purged \
-                    or len(series) < tag_state.seen:
+            if (
+                tag_state is None
+                or tag_state.series is not series
+                or tag_state.purged != series.purged
+                or len(series) < tag_state.seen
+            ):
                 tag_state = state.tags[tag] = self._new_tag(tag, series, state.context)
             if len(series) > tag_state.seen:
                 self._feed(tag_state, state.context)
@@ -158,11 +157,11 @@ class HealthEngine:
         findings = [finding for tag_state in state.tags.values() for finding in tag_state.findings]
         findings.extend(self._detect(state, run))
         if now is not None:
-            stall = judge_stall(run, now, self.rules["stall"], state.context.calibration, findings)
+            stall = judge_stall(run, now, self.rules[STALL.name], state.context.calibration, findings)
             if stall is not None:
                 findings.append(stall)
         findings.sort(key=_worst_first)
-        findings = with_text_evidence(fold_incident(findings, _BLOW_UPS), run)
+        findings = with_text_evidence(fold_incident(findings, BLOW_UPS), run)
         has_points = any(len(series) for series in run.series.values())
         return RunHealth(
             run=run.name,
@@ -176,16 +175,20 @@ class HealthEngine:
 
     def next_stall_change(self, run: Run, now: float) -> float | None:
         """When ``run``'s stall verdict can next change without new points (None: not before)."""
-        return next_stall_change(run, now, self.rules["stall"], self._state(run).context.calibration)
+        return next_stall_change(run, now, self.rules[STALL.name], self._state(run).context.calibration)
 
     def _detect(self, state: _RunState, run: Run) -> list[Finding]:
         """The run-level detectors' findings, judged again only when their view of the run moved."""
         horizon = detector_horizon(run.last_step)
-        key = (horizon, state.context.kind, sum(series.purged for series in run.series.values()),
-               len(run.series))
+        key = (
+            horizon,
+            state.context.kind,
+            sum(series.purged for series in run.series.values()),
+            len(run.series),
+        )
         if state.detected is None or state.detected[0] != key:
             view = RunSignals(run, state.episodes, upto=horizon, rules=self.rules)
-            state.detected = (key, judge_run(view, self.rules, state.context, run.name))
+            state.detected = (key, judge_run(view, self.rules, state.context, run.name, DETECTORS))
         return state.detected[1]
 
     def acknowledge(self, run: str, tag: str | None = None) -> None:
@@ -240,14 +243,19 @@ class HealthEngine:
     def _new_tag(self, tag: str, series: Series, context: Context) -> _TagState:
         info = describe(tag)
         slots = []
-        for rule in RULES:
+        for rule in TAG_RULES:
             params = self.rules[rule.name]
             if not params.enabled or not rule.applies(info, context):
                 continue
             warn_p, crit_p = rule.persistences(params)
-            tracker = Tracker(warn_p, crit_p, params.clear_points(warn_p), params.clear_points(crit_p),
-                              bool(self.rules.general["single_point_warn"]) and rule.single_point_warn)
-            slots.append(_Slot(rule, params, tracker, None, {"key": info.key, "concept": info.concept}))
+            tracker = Tracker(
+                warn_p,
+                crit_p,
+                params.clear_points(warn_p),
+                params.clear_points(crit_p),
+                bool(self.rules.general["single_point_warn"]) and rule.single_point_warn,
+            )
+            slots.append(_Slot(rule, params, tracker, None, rule.State(key=info.key, concept=info.concept)))
         return _TagState(series, info, slots, purged=series.purged)
 
     def _feed(self, state: _TagState, context: Context) -> None:
@@ -256,7 +264,7 @@ class HealthEngine:
         new = state.series.points(seen)
         state.seen = len(state.series)
         finite = np.isfinite(new.values)
-        if self.rules["non_finite"].enabled:
+        if self.rules[NON_FINITE.name].enabled:
             count_non_finite(state.non_finite, new.steps, new.values, finite)
         for slot in state.slots:
             mask = finite
@@ -275,11 +283,12 @@ class HealthEngine:
                 start = len(slot.points)
                 slot.points.append(new.steps[mask], new.wall_times[mask], new.values[mask])
                 steps, values = slot.points.steps, slot.points.values
-            flags = slot.rule.flags(values, start, slot.memo, slot.params, context)
+            flags = slot.rule.flags(values, start, slot.state, slot.params, context)
             slot.tracker.feed(steps[start:], values[start:], flags)
 
-    def _refresh(self, run: str, tag: str, state: _TagState, run_state: _RunState,
-                 signals: RunSignals) -> None:
+    def _refresh(
+        self, run: str, tag: str, state: _TagState, run_state: _RunState, signals: RunSignals
+    ) -> None:
         """Rebuild one tag's findings, level, mark and band from its rule states."""
         nf = state.non_finite
         if not state.slots and not nf.count:
@@ -295,12 +304,12 @@ class HealthEngine:
                 level = mark = Level.CRITICAL
         band: list[float | None] = [None, None, None, None]
         for slot in state.slots:
-            verdict = judge_slot(slot.rule, slot.tracker, slot.params, slot.memo, context, signals, ack)
+            verdict = judge_slot(slot.rule, slot.tracker, slot.params, slot.state, context, signals, ack)
             if verdict is not None:
-                findings.append(verdict.finding(run, tag, slot.rule, slot.params, slot.memo, context))
+                findings.append(verdict.finding(run, tag, slot.rule, slot.params, slot.state, context))
                 level, mark = max(level, verdict.level), max(mark, verdict.mark)
             if slot.band is None or slot.rule.dynamic_band:
-                slot.band = slot.rule.band(slot.params, slot.memo, context)
+                slot.band = slot.rule.band(slot.params, slot.state, context)
             band = _merge_band(band, slot.band)
         state.findings = findings
         state.level, state.mark = level, mark
@@ -332,8 +341,13 @@ def _merge_band(band: list[float | None], other: Band) -> list[float | None]:
 def _worst_first(finding: Finding) -> tuple[int, int, int, int, str]:
     """Alerts in the order a person should read them: level, then what is happening now before
     what is over, then the cause before its consequences (a NaN before the stall it caused)."""
-    return (-int(finding.level), 0 if finding.active else 1, int(finding.stage),
-            _RULE_ORDER.get(finding.rule, len(_RULE_ORDER)), finding.tag)
+    return (
+        -int(finding.level),
+        0 if finding.active else 1,
+        int(finding.stage),
+        _RULE_ORDER.get(finding.rule, len(_RULE_ORDER)),
+        finding.tag,
+    )
 
 
 def assess_store(store: Store, rules: Rules | None = None, now: float | None = None) -> dict[str, RunHealth]:

@@ -152,8 +152,13 @@ class Tracker:
         (m_w, n_w), (m_c, n_c) = self.warn_persistence, self.crit_persistence
         k_w, k_c, memory = self.warn_clear, self.crit_clear, self.memory
         tail = self._tail
-        rows = zip(steps.tolist(), flags.warn_on.tolist(), flags.warn_ok.tolist(), flags.crit_on.tolist(),
-                   flags.crit_ok.tolist())
+        rows = zip(
+            steps.tolist(),
+            flags.warn_on.tolist(),
+            flags.warn_ok.tolist(),
+            flags.crit_on.tolist(),
+            flags.crit_ok.tolist(),
+        )
         levels = np.empty(len(steps), np.int8)
         extreme = flags.extreme.tolist() if flags.extreme is not None else [False] * len(steps)
         for index, row in enumerate(rows):
@@ -178,8 +183,13 @@ class Tracker:
             self._close(None)
             return
         step = int(steps[index])
-        point = Point(step, float(values[index]), float(flags.stat[index]), float(flags.ref[index]),
-                      float(flags.severity[index]))
+        point = Point(
+            step,
+            float(values[index]),
+            float(flags.stat[index]),
+            float(flags.ref[index]),
+            float(flags.severity[index]),
+        )
         if self.current is None:
             n = max(self.warn_persistence[1], self.crit_persistence[1])
             window = self._tail[-n:]
@@ -209,8 +219,14 @@ class Tracker:
         return (last_enter > last_clear) | (was_active & (last_clear < 0))
 
     def _episodes(
-        self, levels: np.ndarray, steps: np.ndarray, values: np.ndarray, flags: Flags,
-        ext_steps: np.ndarray, beyond: np.ndarray, held: int,
+        self,
+        levels: np.ndarray,
+        steps: np.ndarray,
+        values: np.ndarray,
+        flags: Flags,
+        ext_steps: np.ndarray,
+        beyond: np.ndarray,
+        held: int,
     ) -> None:
         """Open, extend and close episodes along the new points' levels.
 
@@ -224,12 +240,15 @@ class Tracker:
         firsts = self._first_steps(ext_steps, beyond, held + begins).tolist()
         worst = _first_maxima(flags.severity, begins, ends)
         columns = (values, flags.stat, flags.ref, flags.severity)
-        worst_points = zip(steps[worst].tolist(),
-                           *(np.asarray(column[worst], dtype=np.float64).tolist() for column in columns))
+        worst_points = zip(
+            steps[worst].tolist(),
+            *(np.asarray(column[worst], dtype=np.float64).tolist() for column in columns),
+        )
         begin_steps = steps[begins].tolist()
         before_steps = steps[np.maximum(begins - 1, 0)].tolist()
-        stretches = zip(begins.tolist(), ends.tolist(), stretch_levels, worst_points, firsts, begin_steps,
-                        before_steps)
+        stretches = zip(
+            begins.tolist(), ends.tolist(), stretch_levels, worst_points, firsts, begin_steps, before_steps
+        )
         for begin, end, code, fields, first, begin_step, before_step in stretches:
             if code == 0:
                 self._close(before_step if begin > 0 else None)
@@ -249,8 +268,13 @@ class Tracker:
         self.level = Level(int(levels[-1]))
         if self.current is not None and self.level > Level.OK:
             last = len(levels) - 1
-            self.current.last = Point(int(steps[last]), float(values[last]), float(flags.stat[last]),
-                                      float(flags.ref[last]), float(flags.severity[last]))
+            self.current.last = Point(
+                int(steps[last]),
+                float(values[last]),
+                float(flags.stat[last]),
+                float(flags.ref[last]),
+                float(flags.severity[last]),
+            )
 
     def _note_peak(self, point: Point) -> None:
         if self.peak is None or point.severity > self.peak.severity:
@@ -292,8 +316,9 @@ def _first_maxima(severity: np.ndarray, begins: np.ndarray, ends: np.ndarray) ->
     if not len(begins):
         return begins
     if np.isnan(severity).any():  # argmax's NaN rule, stretch by stretch (severities are finite)
-        return np.array([b + int(np.argmax(severity[b:e])) for b, e in zip(begins.tolist(), ends.tolist())],
-                        dtype=np.intp)
+        return np.array(
+            [b + int(np.argmax(severity[b:e])) for b, e in zip(begins.tolist(), ends.tolist())], dtype=np.intp
+        )
     peaks = np.maximum.reduceat(severity, begins)
     at_peak = np.flatnonzero(severity == np.repeat(peaks, ends - begins))
     return at_peak[np.searchsorted(at_peak, begins)]

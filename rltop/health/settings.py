@@ -1,8 +1,12 @@
-"""Health thresholds as data: the defaults, overridden by TOML rules files.
+"""Health thresholds as data: each rule's defaults, overridden by TOML rules files.
 
-``load_rules()`` starts from `rltop.health.thresholds` and applies, in order,
-``$XDG_CONFIG_HOME/rltop/rules.toml`` (``~/.config/rltop/rules.toml``) when it exists, then the file
-given with ``--rules``. A rules file has one table per rule plus ``[general]``::
+Every rule declares its own defaults, documentation row and value kind (`rltop.health.rules`, one
+registry); this module adds the keys every rule understands, reads rules files and answers
+``rules[name]`` with a rule's effective `RuleParams`.
+
+``load_rules()`` starts from the defaults and applies, in order, ``$XDG_CONFIG_HOME/rltop/rules.toml``
+(``~/.config/rltop/rules.toml``) when it exists, then the file given with ``--rules``. A rules file
+has one table per rule plus ``[general]``::
 
     [general]
     clear_fraction = 0.8
@@ -13,6 +17,17 @@ given with ``--rules``. A rules file has one table per rule plus ``[general]``::
 
     [grad_norm_spike]
     critical = 100.0      # false switches a level off
+
+Common keys of every rule:
+
+* ``enabled`` -- false switches the rule off.
+* ``warn`` / ``critical`` -- thresholds (``false`` in a rules file disables that level); ``extreme``
+  where a rule has one: a single point beyond it is critical on its own.
+* ``persistence`` -- ``[m, n]``: a level is entered when m of the last n points are beyond it.
+  ``critical_persistence`` may differ (defaults to ``persistence``). One point beyond the critical
+  threshold is enough for warn (``general.single_point_warn``).
+* ``clear_fraction`` / ``clear_points`` -- hysteresis: a level clears only after ``clear_points``
+  points in a row (default m) are back within ``clear_fraction`` of its threshold (default 0.8).
 
 Anything wrong (syntax, unknown rule or key, wrong type, inconsistent thresholds) raises
 `RulesError` with one line naming the file, the line and the key.
@@ -27,8 +42,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rltop.health.thresholds import COMMON, DEFAULTS, DOCS, FRACTIONS, GENERAL, MULTIPLES, NULLABLE
-
 try:  # Python >= 3.11
     import tomllib as _toml
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10 needs the tomli backport
@@ -38,6 +51,44 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10 needs the tomli ba
         _toml = None  # type: ignore[assignment]
 
 Persistence = tuple[int, int]
+
+# Keys every threshold rule understands (added to each rule's own defaults).
+COMMON: dict[str, Any] = {
+    "enabled": True,
+    "persistence": (3, 5),
+    "critical_persistence": None,
+    "clear_fraction": None,
+    "clear_points": None,
+}
+GENERAL: dict[str, Any] = {
+    "clear_fraction": 0.8,
+    "single_point_warn": True,
+}
+# Keys whose value may be switched off (None; ``false`` in a rules file).
+NULLABLE = frozenset(
+    {"warn", "critical", "extreme", "critical_persistence", "clear_fraction", "clear_points"}
+)
+
+
+@dataclass(frozen=True)
+class RuleDoc:
+    """What a rule watches, how its thresholds read, and the rule of thumb behind its critical level
+    (for the rules table, which a test keeps equal to `rltop.health.table.markdown_table`)."""
+
+    title: str
+    metrics: str
+    direction: str  # "above", "below", "outside" (ratio factor) or "special"
+    warn: str
+    critical: str
+    persistence: str
+    why: str  # the rule of thumb behind critical (or why the rule never is)
+
+
+def _registry():
+    """The rules (imported when asked: every rule module imports this one)."""
+    from rltop.health import rules
+
+    return rules
 
 
 class RulesError(ValueError):
@@ -111,7 +162,7 @@ class Rules:
     @classmethod
     def defaults(cls) -> Rules:
         """The built-in thresholds, no file read."""
-        settings = {name: {**COMMON, **values} for name, values in DEFAULTS.items()}
+        settings = {rule.name: {**COMMON, **rule.defaults} for rule in _registry().EVERY}
         return cls(settings, dict(GENERAL))
 
     def merged(self, overrides: Mapping[str, Mapping[str, Any]], source: str) -> Rules:
@@ -163,8 +214,8 @@ def parse_rules_text(text: str, source: str = "<rules>") -> dict[str, dict[str, 
     result: dict[str, dict[str, Any]] = {}
     for table, values in data.items():
         line = _line_of(text, table, None)
-        if table != "general" and table not in DEFAULTS:
-            known = ", ".join(["general", *DEFAULTS])
+        if table != "general" and table not in _registry().BY_NAME:
+            known = ", ".join(["general", *_registry().BY_NAME])
             raise RulesError(f"{source}:{line}: unknown rule [{table}] (known: {known})")
         if not isinstance(values, dict):
             raise RulesError(f"{source}:{line}: {table} must be a table ([{table}]), not a value")
@@ -176,7 +227,8 @@ def parse_rules_text(text: str, source: str = "<rules>") -> dict[str, dict[str, 
 
 def _checked(table: str, key: str, value: Any, text: str, source: str) -> Any:
     """One value converted to its internal type, or RulesError naming table.key and its line."""
-    defaults = GENERAL if table == "general" else {**COMMON, **DEFAULTS[table]}
+    rule = None if table == "general" else _registry().BY_NAME[table]
+    defaults = GENERAL if rule is None else {**COMMON, **rule.defaults}
     where = f"{source}:{_line_of(text, table, key)}: {table}.{key}"
     if key not in defaults:
         raise RulesError(f"{where}: unknown key (known: {', '.join(defaults)})")
@@ -199,9 +251,10 @@ def _checked(table: str, key: str, value: Any, text: str, source: str) -> Any:
         raise RulesError(f"{where}: expected a number{hint}, got {value!r}")
     if key == "clear_fraction" and not 0 < value <= 1:
         raise RulesError(f"{where}: must be in (0, 1], got {value!r}")
-    if table in FRACTIONS and key in ("warn", "critical") and not 0 <= value <= 1:
+    kind = rule.value_kind if rule is not None else ""
+    if kind == "share" and key in ("warn", "critical", "extreme") and not 0 <= value <= 1:
         raise RulesError(f"{where}: is a share between 0 and 1 (0.25 = 25 %), got {value!r}")
-    if table in MULTIPLES and key in ("warn", "critical") and value <= 1:
+    if kind == "multiple" and key in ("warn", "critical") and value <= 1:
         raise RulesError(f"{where}: is a multiple of the recent median (5 = 5x): above 1, got {value!r}")
     negative_default = isinstance(default, (int, float)) and default < 0
     if value < 0 and key not in ("warn", "critical") and not negative_default:
@@ -216,33 +269,27 @@ def _persistence(value: Any, where: str) -> Persistence:
         found = re.fullmatch(r"\s*(\d+)\s*(?:/|of)\s*(\d+)\s*", value)
         pair = (int(found.group(1)), int(found.group(2))) if found else None
     if (
-        isinstance(pair, (list, tuple)) and len(pair) == 2
+        isinstance(pair, (list, tuple))
+        and len(pair) == 2
         and all(isinstance(x, int) and not isinstance(x, bool) for x in pair)
         and 1 <= pair[0] <= pair[1] <= 1000
     ):
         return int(pair[0]), int(pair[1])
-    raise RulesError(f"{where}: expected \"m/n\" or [m, n] with 1 <= m <= n <= 1000, got {value!r}")
+    raise RulesError(f'{where}: expected "m/n" or [m, n] with 1 <= m <= n <= 1000, got {value!r}')
 
 
 def _check_order(table: str, values: dict[str, Any], text: str, source: str) -> None:
-    """Warn and critical must not be swapped (for the rule's direction)."""
-    merged = {**COMMON, **DEFAULTS[table], **values}
+    """Warn and critical must not be swapped (the rule says what that means for it)."""
+    rule = _registry().BY_NAME[table]
+    merged = {**COMMON, **rule.defaults, **values}
     warn, critical = merged.get("warn"), merged.get("critical")
-    if warn is None or critical is None or table in ("negative_kl", "reward_collapse", "dead_update"):
+    if warn is None or critical is None:
         return
-    direction = DOCS[table].direction
-    swapped = critical > warn if direction == "below" else critical < warn
-    if table == "ratio_drift" and (warn <= 1 or critical <= 1):
-        swapped = True
-    if swapped:
+    problem = rule.swapped(warn, critical)
+    if problem:
         key = "critical" if "critical" in values else "warn"
         line = _line_of(text, table, key)
-        need = "greater than 1, with " if table == "ratio_drift" else ""
-        relation = "below" if direction == "below" else "beyond"
-        raise RulesError(
-            f"{source}:{line}: {table}.{key}: thresholds must be {need}critical {relation} warn "
-            f"(warn {warn}, critical {critical})"
-        )
+        raise RulesError(f"{source}:{line}: {table}.{key}: {problem} (warn {warn}, critical {critical})")
 
 
 _HEADER = re.compile(r"\s*\[\s*([^\]]+?)\s*\]")

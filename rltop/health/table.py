@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rltop.health.rules import DOCS, EVERY
 from rltop.health.settings import Rules
-from rltop.health.thresholds import DEFAULTS, DOCS
 
 
 @dataclass(frozen=True)
@@ -43,20 +43,23 @@ def rule_rows(rules: Rules | None = None) -> list[RuleRow]:
     """Every rule with its effective thresholds (defaults when ``rules`` is None)."""
     rules = rules or Rules.defaults()
     rows = []
-    for name in DEFAULTS:
-        params = rules[name]
-        doc = DOCS[name]
+    for rule in EVERY:
+        name, params, doc = rule.name, rules[rule.name], DOCS[rule.name]
         values = {key: _text(value) for key, value in params.values.items()}
         if "persistence" in params.values:
             values["critical_persistence"] = _text(params.critical_persistence)
-        rows.append(RuleRow(
-            name, doc.title, doc.metrics,
-            _fill(doc.warn, values, params.values.get("warn", "")),
-            _fill(doc.critical, values, params.values.get("critical", "")),
-            _fill(doc.persistence, values, ""),
-            params.enabled,
-            doc.why.format(**values),
-        ))
+        rows.append(
+            RuleRow(
+                name,
+                doc.title,
+                doc.metrics,
+                _fill(doc.warn, values, params.values.get("warn", "")),
+                _fill(doc.critical, values, params.values.get("critical", "")),
+                _fill(doc.persistence, values, ""),
+                params.enabled,
+                doc.why.format(**values),
+            )
+        )
     return rows
 
 
@@ -68,6 +71,8 @@ def markdown_table(rules: Rules | None = None) -> str:
     ]
     for row in rule_rows(rules):
         off = " (off)" if not row.enabled else ""
-        lines.append(f"| `{row.rule}`{off}: {row.title} | {row.metrics} | {row.warn} | {row.critical} | "
-                     f"{row.persistence} | {row.why} |")
+        lines.append(
+            f"| `{row.rule}`{off}: {row.title} | {row.metrics} | {row.warn} | {row.critical} | "
+            f"{row.persistence} | {row.why} |"
+        )
     return "\n".join(lines)

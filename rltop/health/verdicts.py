@@ -15,8 +15,9 @@ from typing import Any
 
 from rltop.health.findings import Finding, Level
 from rltop.health.persistence import Point, Tracker
-from rltop.health.rules.base import Context, Rule, num
+from rltop.health.rules.base import Context, Rule, SlotState
 from rltop.health.settings import RuleParams
+from rltop.health.wording import num
 
 MAX_ADJUSTED = 20  # closed episodes given a second look (the latest ones; older ones keep their level)
 
@@ -40,12 +41,13 @@ class SlotVerdict:
     acknowledged: bool
     spans: tuple[tuple[int, int], ...]
 
-    def finding(self, run: str, tag: str, rule: Rule, params: RuleParams, memo: dict[str, Any],
-                context: Context) -> Finding:
+    def finding(
+        self, run: str, tag: str, rule: Rule, params: RuleParams, state: SlotState, context: Context
+    ) -> Finding:
         """The finding of this verdict, its message naming the peak, the state and the evidence."""
         # A capped verdict reads against the level it kept; a note against the level it came from.
         wording = self.finding_level if self.finding_level > Level.OK else self.raw_level
-        core = rule.explain(tag, self.peak, wording, params, memo, context)
+        core = rule.explain(tag, self.peak, wording, params, state, context)
         if self.active:
             status = f"since step {self.first_step}"
             if self.now is not None and self.now.step != self.peak.step:
@@ -57,16 +59,33 @@ class SlotVerdict:
         if self.note:
             status += f"; {self.note}"
         return Finding(
-            level=self.finding_level, rule=rule.name, run=run, tag=tag, step=self.peak.step,
-            value=self.peak.value, message=f"{core}; {status}.", advice=rule.advice(params, context),
-            first_step=self.first_step, last_step=self.last_step, active=self.active, title=rule.title,
-            episodes=self.episodes, stage=rule.stage, acknowledged=self.acknowledged, spans=self.spans,
+            level=self.finding_level,
+            rule=rule.name,
+            run=run,
+            tag=tag,
+            step=self.peak.step,
+            value=self.peak.value,
+            message=f"{core}; {status}.",
+            advice=rule.advice(params, context),
+            first_step=self.first_step,
+            last_step=self.last_step,
+            active=self.active,
+            title=rule.title,
+            episodes=self.episodes,
+            stage=rule.stage,
+            acknowledged=self.acknowledged,
+            spans=self.spans,
         )
 
 
 def judge_slot(
-    rule: Rule, tracker: Tracker, params: RuleParams, memo: dict[str, Any], context: Context,
-    signals: Any, ack: int | None,
+    rule: Rule,
+    tracker: Tracker,
+    params: RuleParams,
+    state: SlotState,
+    context: Context,
+    signals: Any,
+    ack: int | None,
 ) -> SlotVerdict | None:
     """Fold the episodes of one (rule, tag) into its verdict; None when it never left ok.
 
@@ -78,7 +97,7 @@ def judge_slot(
     if (current is None and not closed) or tracker.peak is None:
         return None
 
-    settled: dict[tuple[int, int, int], tuple[Level, str]] = memo.setdefault("settled", {})
+    settled = state.settled
 
     def second_look(level: Level, first: int, last: int) -> tuple[Level, str]:
         if not rule.uses_evidence:
@@ -118,10 +137,18 @@ def judge_slot(
         effective, first, last, note = next((p for p in past if p[1] <= peak_step <= p[2]), past[-1])
         finding_level = max(p[0] for p in past)
     return SlotVerdict(
-        level=level, mark=mark, finding_level=finding_level, raw_level=raw, active=current is not None,
-        peak=tracker.peak, now=current.last if current is not None else None, first_step=first,
-        last_step=last, first_ever=closed[0][1] if closed else first,
-        episodes=len(closed) + (current is not None), note=note,
+        level=level,
+        mark=mark,
+        finding_level=finding_level,
+        raw_level=raw,
+        active=current is not None,
+        peak=tracker.peak,
+        now=current.last if current is not None else None,
+        first_step=first,
+        last_step=last,
+        first_ever=closed[0][1] if closed else first,
+        episodes=len(closed) + (current is not None),
+        note=note,
         acknowledged=current is None and not unseen,
         spans=tuple((p[1], p[2]) for p in past[-MAX_ADJUSTED:]) + (((first, last),) if current else ()),
     )

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from rltop.health.evidence.signals import REWARD_CONCEPTS
-from rltop.health.rules.base import num, pct
+from rltop.health.wording import num, pct
 from rltop.model.catalog import describe
 
 CONVERGED = 0.5  # distinct bigrams at or below this share of their early level: converging

@@ -16,8 +16,8 @@ import numpy as np
 
 from rltop.health.findings import Level
 from rltop.health.numerics.robust import noise_sigma
-from rltop.health.rules.base import num, pct
 from rltop.health.settings import Rules
+from rltop.health.wording import num, pct
 from rltop.model.catalog import describe
 from rltop.model.run import Run
 from rltop.model.series import Series
@@ -236,8 +236,9 @@ class RunSignals:
         end = len(values) if last is None else int(np.searchsorted(steps, last, side="right"))
         if end < LEVEL_POINTS:
             return None
-        low, high = self._cached(("range", id(reward)), lambda: (np.minimum.accumulate(values),
-                                                                  np.maximum.accumulate(values)))
+        low, high = self._cached(
+            ("range", id(reward)), lambda: (np.minimum.accumulate(values), np.maximum.accumulate(values))
+        )
         low, high = float(low[end - 1]), float(high[end - 1])
         recent = float(np.median(values[end - LEVEL_POINTS : end]))
         start = float(np.median(values[:LEVEL_POINTS]))

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from rltop.health.findings import Finding
-from rltop.health.rules.base import num, pct
+from rltop.health.wording import num, pct
 from rltop.model.completion_checks import clipped_ratio, length_cap
 from rltop.model.completions import StepSummary, cap_agrees
 from rltop.model.run import Run
@@ -38,7 +38,7 @@ def quoted(summary: StepSummary) -> str:
 
 
 def identical(summary: StepSummary, run: Run) -> str:
-    """"14 of 16 completions at step 240 are identical within their group; the most frequent…"."""
+    """ "14 of 16 completions at step 240 are identical within their group; the most frequent…"."""
     if not summary.identical:
         return f"all {summary.rows} at step {summary.step} differ within their groups"
     sentence = f"{summary.identical} of {summary.rows} at step {summary.step} are identical"
@@ -54,11 +54,15 @@ def at_cap(summary: StepSummary, run: Run) -> str:
     if cap is None or ratio is None:
         return ""
     if cap_agrees(summary, cap, ratio):
-        return (f"{summary.at_least(cap)} of {summary.rows} at step {summary.step} are "
-                f"{cap} characters or longer, as clipped_ratio {num(ratio)} says")
-    return (f"those at step {summary.step} have {summary.length_mean:.0f} characters on "
-            f"average (at most {summary.length_max}): their text cannot confirm clipped_ratio "
-            f"{num(ratio)} (the cap counts {cap} tokens)")
+        return (
+            f"{summary.at_least(cap)} of {summary.rows} at step {summary.step} are "
+            f"{cap} characters or longer, as clipped_ratio {num(ratio)} says"
+        )
+    return (
+        f"those at step {summary.step} have {summary.length_mean:.0f} characters on "
+        f"average (at most {summary.length_max}): their text cannot confirm clipped_ratio "
+        f"{num(ratio)} (the cap counts {cap} tokens)"
+    )
 
 
 def most_frequent(summary: StepSummary, run: Run) -> str:
@@ -66,8 +70,10 @@ def most_frequent(summary: StepSummary, run: Run) -> str:
     if summary.top_count < 2:
         return ""
     share = pct(summary.top_count / summary.rows) if summary.rows else "?"
-    return (f"the most frequent at step {summary.step} ({summary.top_count} of "
-            f"{summary.rows}, {share}): {quoted(summary)}")
+    return (
+        f"the most frequent at step {summary.step} ({summary.top_count} of "
+        f"{summary.rows}, {share}): {quoted(summary)}"
+    )
 
 
 SENTENCES: dict[str, Callable[[StepSummary, Run], str]] = {

@@ -49,8 +49,13 @@ def window_medians(windows: np.ndarray) -> np.ndarray:
     """``np.median(windows, axis=1)`` of 2-D ``windows`` (a sliding view), the same numbers, in
     cache-sized blocks: the middle elements are found by partitioning a reused buffer."""
     count, width = windows.shape
-    if (count == 0 or width == 0 or windows.dtype != np.float64
-            or np.isnan(windows[:, 0]).any() or np.isnan(windows[-1]).any()):
+    if (
+        count == 0
+        or width == 0
+        or windows.dtype != np.float64
+        or np.isnan(windows[:, 0]).any()
+        or np.isnan(windows[-1]).any()
+    ):
         return np.median(windows, axis=1)  # (NaN: np.median's own rule, NaN out)
     middle = width // 2
     out = np.empty(count)
@@ -91,15 +96,25 @@ def _row_maxima(rows: np.ndarray, out: np.ndarray) -> np.ndarray:
 
 def rolling_median(values: np.ndarray, start: int, window: int) -> np.ndarray:
     """For each index j >= start: median of the ``window`` points ending at j; NaN before that."""
-    return _rolling(values, start, window, lambda rows: np.median(rows, axis=-1) if rows.ndim == 1
-                    else window_medians(rows))
+    return _rolling(
+        values,
+        start,
+        window,
+        lambda rows: np.median(rows, axis=-1) if rows.ndim == 1 else window_medians(rows),
+    )
 
 
 def rolling_range(values: np.ndarray, start: int, window: int) -> np.ndarray:
     """For each index j >= start: max - min of the ``window`` points ending at j; NaN before that."""
-    return _rolling(values, start, window, lambda rows: rows.max(axis=-1) - rows.min(axis=-1),
-                    lambda segment: window_extremes(segment, window, np.maximum)
-                    - window_extremes(segment, window, np.minimum))
+    return _rolling(
+        values,
+        start,
+        window,
+        lambda rows: rows.max(axis=-1) - rows.min(axis=-1),
+        lambda segment: (
+            window_extremes(segment, window, np.maximum) - window_extremes(segment, window, np.minimum)
+        ),
+    )
 
 
 def window_extremes(values: np.ndarray, window: int, pick: np.ufunc) -> np.ndarray:

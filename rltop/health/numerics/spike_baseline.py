@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections import deque
-from typing import Any
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -32,8 +32,25 @@ _WASTE = 4
 beyond that the baseline moves too much to guess past, and the rest is judged one by one."""
 
 
-def spike_references(values: np.ndarray, start: int, memo: dict[str, Any], window: int, warmup: int,
-                     need: int, floor: float, limit: float | None) -> np.ndarray:
+@dataclass
+class SpikeWindow:
+    """The last ``window`` normal points a spike baseline is the median of, oldest first, and the same
+    points sorted (carried from call to call)."""
+
+    recent: deque[float] = field(default_factory=deque)
+    ordered: list[float] = field(default_factory=list)
+
+
+def spike_references(
+    values: np.ndarray,
+    start: int,
+    memo: SpikeWindow,
+    window: int,
+    warmup: int,
+    need: int,
+    floor: float,
+    limit: float | None,
+) -> np.ndarray:
     """The baseline each point of ``values[start:]`` is compared with (NaN while there is none).
 
     The baseline is ``max(median of the last window normal points, floor)`` once ``need`` normal
@@ -41,8 +58,6 @@ def spike_references(values: np.ndarray, start: int, memo: dict[str, Any], windo
     ``limit`` times its baseline (a spike). ``memo`` carries the window from call to call.
     """
     need = max(need, 1)
-    memo.setdefault("recent", deque())
-    memo.setdefault("ordered", [])
     # In float64 once, here: the speculation compares in it (numpy 1 compares float32 in float32),
     # and the point-by-point loop gets the same Python floats either way (float32 widens exactly).
     new = np.asarray(values[start:], dtype=np.float64)
@@ -51,10 +66,14 @@ def spike_references(values: np.ndarray, start: int, memo: dict[str, Any], windo
     # Speculation starts on a full window, once judging has begun, and with a positive floor:
     # then a median of signed zeros (which a sorted list and a partition may order differently)
     # is the floor either way.
-    if len(memo["recent"]) < window:
+    if len(memo.recent) < window:
         offset = _one_by_one(new, offset, references, memo, window, need, floor, limit, until_full=True)
-    if (len(new) - offset >= SPECULATE_FROM and floor > 0 and len(memo["recent"]) == window >= need
-            and np.isfinite(new[offset:]).all()):
+    if (
+        len(new) - offset >= SPECULATE_FROM
+        and floor > 0
+        and len(memo.recent) == window >= need
+        and np.isfinite(new[offset:]).all()
+    ):
         out = np.array(references, dtype=np.float64)
         offset = _speculate(new, offset, out, memo, window, floor, limit)
         tail = [np.nan] * (len(new) - offset)  # too short, or spikes too dense, to speculate
@@ -65,12 +84,21 @@ def spike_references(values: np.ndarray, start: int, memo: dict[str, Any], windo
     return np.array(references, dtype=np.float64)
 
 
-def _one_by_one(new: np.ndarray, offset: int, references: list[float], memo: dict[str, Any],
-                window: int, need: int, floor: float, limit: float | None, until_full: bool = False) -> int:
+def _one_by_one(
+    new: np.ndarray,
+    offset: int,
+    references: list[float],
+    memo: SpikeWindow,
+    window: int,
+    need: int,
+    floor: float,
+    limit: float | None,
+    until_full: bool = False,
+) -> int:
     """Judge ``new[offset:]`` point by point into ``references``; return where it stopped: the
     end, or (``until_full``) where the window became full."""
-    recent: deque[float] = memo["recent"]
-    ordered: list[float] = memo["ordered"]
+    recent: deque[float] = memo.recent
+    ordered: list[float] = memo.ordered
     size = len(recent)
     keep, forget, insert, find = recent.append, recent.popleft, insort, bisect_left
     # State in locals and output in a list: a third faster than len() calls and numpy item stores.
@@ -93,11 +121,18 @@ def _one_by_one(new: np.ndarray, offset: int, references: list[float], memo: dic
     return len(new)
 
 
-def _speculate(new: np.ndarray, offset: int, out: np.ndarray, memo: dict[str, Any], window: int,
-               floor: float, limit: float | None) -> int:
+def _speculate(
+    new: np.ndarray,
+    offset: int,
+    out: np.ndarray,
+    memo: SpikeWindow,
+    window: int,
+    floor: float,
+    limit: float | None,
+) -> int:
     """Judge ``new[offset:]`` in stretches (see the module) into ``out``; return where the rest is
     left to `_one_by_one`. The memo's window is rebuilt from the last normal points."""
-    base = np.array(memo["recent"], dtype=np.float64)  # the last `window` normal points, oldest first
+    base = np.array(memo.recent, dtype=np.float64)  # the last `window` normal points, oldest first
     held = _baseline(base, floor)
     stretch, kept, wasted = _STRETCH[0], 0, 0
     while len(new) - offset >= SPECULATE_FROM and wasted <= _WASTE * kept + _STRETCH[1]:
@@ -127,8 +162,8 @@ def _speculate(new: np.ndarray, offset: int, out: np.ndarray, memo: dict[str, An
         kept += end
         wasted += len(part) - end
         stretch = min(2 * stretch, _STRETCH[1]) if end == len(part) else max(stretch // 4, _STRETCH[0])
-    memo["recent"] = deque(base.tolist())
-    memo["ordered"] = sorted(memo["recent"])
+    memo.recent = deque(base.tolist())
+    memo.ordered = sorted(memo.recent)
     return offset
 
 

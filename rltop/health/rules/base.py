@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from rltop.health.calibration import Calibration
 from rltop.health.findings import Level, Stage
 from rltop.health.persistence import Flags, Point
-from rltop.health.settings import RuleParams
+from rltop.health.settings import RuleDoc, RuleParams
+from rltop.health.wording import persistence_text
 from rltop.model.catalog import MetricInfo
 
 Band = tuple[float | None, float | None, float | None, float | None]
@@ -25,23 +26,17 @@ BandLines = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 """(warn_low, warn_high, crit_low, crit_high) at each judged point; NaN where a line does not apply."""
 
 
-def num(value: float | None) -> str:
-    """Compact text of a number for messages (4 significant digits)."""
-    if value is None:
-        return "-"
-    if value == 0:
-        return "0"
-    return f"{value:.4g}"
+@dataclass
+class SlotState:
+    """What one rule remembers about one tag between calls; a rule that needs more declares a subclass
+    (`Rule.State`)."""
 
-
-def pct(share: float) -> str:
-    """A share as a percentage: 0.031 -> "3.1%"."""
-    return f"{share * 100:.3g}%"
-
-
-def persistence_text(m: int, n: int) -> str:
-    """"3 of 5 points" or "1 point"."""
-    return f"{m} of {n} points" if n > 1 else "1 point"
+    key: str = ""  # the tag without its train/ prefix
+    concept: str = ""  # what it measures
+    baseline: float | None = None  # a level frozen once its first points exist (entropy, reward)
+    last_ref: float | None = None  # the newest reference (a trailing median), for the chart band
+    # Episodes (level, first, last) whose second look can no longer change, with its verdict.
+    settled: dict[tuple[int, int, int], tuple[Level, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -67,10 +62,24 @@ class Adjustment:
 
 
 class Rule:
-    """Base class: a rule judges the finite points of the tags whose catalogue key it knows."""
+    """Base class: a rule judges the finite points of the tags of the concepts it knows.
+
+    A rule is one class, and says everything about itself in it: its name, its concepts, its
+    defaults (the settings a rules file may change, besides `rltop.health.settings.COMMON`), its
+    documentation row (`RuleDoc`), the kind of value its thresholds are (`value_kind`), what makes
+    a pair of thresholds inconsistent (`swapped`), and how it judges, explains and advises. The
+    registry (`rltop.health.rules`) builds the defaults table, the docs table and the list of rules
+    from these classes alone.
+    """
 
     name: str = ""
     title: str = ""
+    defaults: ClassVar[dict[str, Any]] = {}
+    doc: ClassVar[RuleDoc | None] = None
+    # "share": warn/critical are between 0 and 1 (a "25" is caught as a percentage typo);
+    # "multiple": multiples of a trailing median, above 1 (else every point would be a spike).
+    value_kind: ClassVar[str] = ""
+    State: ClassVar[type[SlotState]] = SlotState  # what it keeps per tag between calls
     concepts: frozenset[str] = frozenset()  # what it judges (`rltop.model.catalog.concepts`), any spelling
     direction: str = "above"  # "above": large values are bad; "below": small values are bad
     dynamic_band: bool = False  # True when the chart band follows the data (baselines, medians)
@@ -83,11 +92,20 @@ class Rule:
     # the usual precursor of a NaN, which a NaN finding names and follows (`fold_incident`).
     blow_up: bool = False
 
-    def adjust(self, level: Level, first: int, last: int, signals: Any, params: RuleParams,
-               context: Context) -> Adjustment | None:
+    def adjust(
+        self, level: Level, first: int, last: int, signals: Any, params: RuleParams, context: Context
+    ) -> Adjustment | None:
         """A second look at an episode at ``level`` over steps ``first..last`` with the whole run in
         view (``signals``: `rltop.health.evidence.signals.RunSignals`). None: the level stands as it is."""
         return None
+
+    def swapped(self, warn: float, critical: float) -> str:
+        """Why these thresholds contradict each other ("" when they do not): critical must lie
+        beyond warn in the rule's direction."""
+        if (critical > warn) if self.direction == "below" else (critical < warn):
+            relation = "below" if self.direction == "below" else "beyond"
+            return f"thresholds must be critical {relation} warn"
+        return ""
 
     def applies(self, info: MetricInfo, context: Context) -> bool:
         """Whether this rule judges a tag (by its concept, split and the run's config)."""
@@ -98,13 +116,18 @@ class Rule:
         return None
 
     def flags(
-        self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams, context: Context
+        self, values: np.ndarray, start: int, state: SlotState, params: RuleParams, context: Context
     ) -> Flags:
-        """Verdicts for ``values[start:]``; earlier values are history (memo: the rule's own state)."""
+        """Verdicts for ``values[start:]``; earlier values are history (state: the rule's own state)."""
         raise NotImplementedError
 
     def explain(
-        self, tag: str, point: Point, level: Level, params: RuleParams, memo: dict[str, Any],
+        self,
+        tag: str,
+        point: Point,
+        level: Level,
+        params: RuleParams,
+        state: SlotState,
         context: Context,
     ) -> str:
         """One sentence naming the metric, value, step and thresholds."""
@@ -114,19 +137,20 @@ class Rule:
         """What to try, with the run's own settings where they matter."""
         raise NotImplementedError
 
-    def band(self, params: RuleParams, memo: dict[str, Any], context: Context) -> Band:
+    def band(self, params: RuleParams, state: SlotState, context: Context) -> Band:
         """(warn_low, warn_high, crit_low, crit_high) in the metric's own units, for charts."""
         return NO_BAND
 
-    def band_along(self, ref: np.ndarray, start: int, params: RuleParams, memo: dict[str, Any],
-                   context: Context) -> BandLines:
+    def band_along(
+        self, ref: np.ndarray, start: int, params: RuleParams, state: SlotState, context: Context
+    ) -> BandLines:
         """The band at each judged point ``start, start + 1, ...`` (``ref``: their references, as
         `flags` returned them; NaN for rules without one), for charts that draw the band over time.
 
         Fixed thresholds by default; rules whose band follows a baseline (``dynamic_band``) override
         it, so a chart draws the threshold each point was judged against, not today's.
         """
-        return constant_lines(self.band(params, memo, context), len(ref))
+        return constant_lines(self.band(params, state, context), len(ref))
 
     def persistences(self, params: RuleParams) -> tuple[tuple[int, int], tuple[int, int]]:
         """(warn, critical) persistence of this rule."""
@@ -166,7 +190,7 @@ def threshold_flags(
 
 
 def verdict(level: Level, params: RuleParams, render: Callable[[float], str], op: str) -> str:
-    """"warn at ≥ 0.25 in 3 of 5 points (critical at ≥ 0.9 in 4 of 5 points)": the level reported
+    """ "warn at ≥ 0.25 in 3 of 5 points (critical at ≥ 0.9 in 4 of 5 points)": the level reported
     first, the other level after it, each with its threshold and persistence (``op``: "at ≥")."""
     terms = {}
     for name, threshold, (m, n) in (
@@ -180,6 +204,6 @@ def verdict(level: Level, params: RuleParams, render: Callable[[float], str], op
 
 
 def judged(level: Level, params: RuleParams) -> str:
-    """"3 of 5 points" for the persistence of ``level``."""
+    """ "3 of 5 points" for the persistence of ``level``."""
     m, n = params.critical_persistence if level == Level.CRITICAL else params.persistence
     return persistence_text(m, n)

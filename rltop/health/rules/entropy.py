@@ -38,32 +38,51 @@ from rltop.health.rules.base import (
     BandLines,
     Context,
     Rule,
+    SlotState,
     judged,
-    num,
-    pct,
     scaled,
     threshold_flags,
     verdict,
 )
-from rltop.health.settings import RuleParams
+from rltop.health.settings import RuleDoc, RuleParams
+from rltop.health.wording import num, pct
 
 SMOOTH = 3  # points whose median is the entropy's level when an episode is looked at again
 
 
-class EntropyRule(Rule):
+class EntropyCollapse(Rule):
     """Per-token entropy relative to its early level (collapse, or a blow-up to noise)."""
 
     name, title, direction = "entropy_collapse", "entropy collapse", "below"
+    value_kind = "share"
+    defaults = {"warn": 0.5, "critical": 0.35, "deep": 0.1, "extreme": 0.03, "floor": 0.01, "rise": 3.0,
+                "baseline_points": 10, "fast_drop": 0.4, "fast_points": 20}  # fmt: skip
+    doc = RuleDoc(
+        "Entropy collapse",
+        "PPO `policy/entropy_avg`, GRPO/RLOO `entropy`",
+        "below",
+        "< {warn} × early level (its first point, medians of its first 3 and {baseline_points}), or > "
+        "{rise} ×",
+        "< {critical} × early level, or {fast_drop} of it lost within {fast_points} points, confirmed by a "
+        "consequence (completions converging, a reward function sacrificed, groups without signal rising, "
+        "an extreme KL) or < {deep} × with no validation score rising; always < {extreme} × or < {floor} "
+        "nats",
+        "{persistence}",
+        "a healthy run spends entropy to learn (veRL's PPO baseline loses 86 % while its validation score "
+        "rises): critical needs what a collapse does to a run, or a fall so deep that the policy is "
+        "near-deterministic",
+    )
     dynamic_band = True
     uses_evidence = True
     single_point_warn = False  # one low point is noise: the candidate critical is decided on persistence
     concepts = frozenset({"policy_entropy"})
 
-    def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
-              context: Context) -> Flags:
+    def flags(
+        self, values: np.ndarray, start: int, state: SlotState, params: RuleParams, context: Context
+    ) -> Flags:
         count = len(values) - start
         entropy = values[start:]
-        early = self._early(values, start, memo, params)
+        early = self._early(values, start, state, params)
         clear = params.clear_fraction
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(early > 0, entropy / early, np.nan)
@@ -78,26 +97,27 @@ class EntropyRule(Rule):
             floor_ok = entropy > floor / clear if floor is not None else np.ones(count, bool)
         on_c, ok_c = on_c | fast | floor_on, ok_c & ~fast & floor_ok
         with np.errstate(divide="ignore", invalid="ignore"):
-            severity = np.fmax(np.fmax((params.warn or 0.5) / share, share / (rise or np.inf)),
-                               (floor or 0) / entropy)
+            severity = np.fmax(
+                np.fmax((params.warn or 0.5) / share, share / (rise or np.inf)), (floor or 0) / entropy
+            )
         with np.errstate(invalid="ignore"):
             extreme = (share < params.extreme) | floor_on if params.extreme is not None else floor_on
         return Flags(on_w, ok_w, on_c, ok_c, finite_or(severity), share, early, extreme)
 
     @staticmethod
-    def _early(values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams) -> np.ndarray:
+    def _early(values: np.ndarray, start: int, state: SlotState, params: RuleParams) -> np.ndarray:
         """The early level each new point is judged against: known from the first point, frozen once
         ``baseline_points`` values exist (a point never sees a level computed from later points)."""
         points = params["baseline_points"]
         count = len(values) - start
-        if "baseline" in memo:
-            return np.full(count, memo["baseline"])
+        if state.baseline is not None:
+            return np.full(count, state.baseline)
         out = np.empty(count)
         for j in range(start, min(len(values), points)):
             out[j - start] = early_level(values[: j + 1])
         if len(values) >= points:
-            memo["baseline"] = early_level(values[:points])
-            out[max(points - start, 0) :] = memo["baseline"]
+            state.baseline = early_level(values[:points])
+            out[max(points - start, 0) :] = state.baseline
         return out
 
     @staticmethod
@@ -114,8 +134,9 @@ class EntropyRule(Rule):
         with np.errstate(invalid="ignore", divide="ignore"):
             return (highest - values[start:]) >= drop * early
 
-    def adjust(self, level: Level, first: int, last: int, signals: Any, params: RuleParams,
-               context: Context) -> Adjustment | None:
+    def adjust(
+        self, level: Level, first: int, last: int, signals: Any, params: RuleParams, context: Context
+    ) -> Adjustment | None:
         if level != Level.CRITICAL:
             return None
         final = signals.settled(signals.evidence_end(last))
@@ -164,21 +185,23 @@ class EntropyRule(Rule):
         smooth = np.median(sliding_window_view(inside, min(SMOOTH, len(inside))), axis=1)
         return float(smooth.min() / early)
 
-    def explain(self, tag: str, point: Point, level: Level, params: RuleParams, memo: dict[str, Any],
-                context: Context) -> str:
-        baseline = point.ref if np.isfinite(point.ref) else memo.get("baseline")
+    def explain(
+        self, tag: str, point: Point, level: Level, params: RuleParams, state: SlotState, context: Context
+    ) -> str:
+        baseline = point.ref if np.isfinite(point.ref) else state.baseline
         floor = params["floor"]
         early = f"its early level {num(baseline)}"
         if baseline and params["rise"] and point.stat > params["rise"]:
-            return (f"{tag} rose to {num(point.value)} at step {point.step}, {num(point.stat)}× {early}: "
-                    f"warn at > {num(params['rise'])}× in {judged(level, params)}")
+            return (
+                f"{tag} rose to {num(point.value)} at step {point.step}, {num(point.stat)}× {early}: "
+                f"warn at > {num(params['rise'])}× in {judged(level, params)}"
+            )
         head = f"{tag} fell to {num(point.value)} at step {point.step}"
         if not baseline:
             return f"{head}: critical below {num(floor)} nats"
         fast = (f"; a fall of {pct(params['fast_drop'])} of it within {params['fast_points']} points is a "
                 "candidate too") if level == Level.CRITICAL and params["fast_drop"] else ""  # fmt: skip
-        return (f"{head}, {pct(point.stat)} of {early}: "
-                f"{verdict(level, params, pct, 'at <')}{fast}")
+        return f"{head}, {pct(point.stat)} of {early}: {verdict(level, params, pct, 'at <')}{fast}"
 
     def advice(self, params: RuleParams, context: Context) -> str:
         c = context.calibration
@@ -189,8 +212,8 @@ class EntropyRule(Rule):
             f"sampling temperature{c.now('temperature')}, an entropy bonus)."
         )
 
-    def band(self, params: RuleParams, memo: dict[str, Any], context: Context) -> Band:
-        baseline, floor = memo.get("baseline"), params["floor"]
+    def band(self, params: RuleParams, state: SlotState, context: Context) -> Band:
+        baseline, floor = state.baseline, params["floor"]
         if not baseline:
             return None, None, floor, None
         warn = baseline * params.warn if params.warn is not None else None
@@ -200,8 +223,9 @@ class EntropyRule(Rule):
             critical = floor if critical is None else max(critical, floor)
         return warn, rise, critical, None
 
-    def band_along(self, ref: np.ndarray, start: int, params: RuleParams, memo: dict[str, Any],
-                   context: Context) -> BandLines:
+    def band_along(
+        self, ref: np.ndarray, start: int, params: RuleParams, state: SlotState, context: Context
+    ) -> BandLines:
         # Each point's own early level (provisional over the first points); the floor holds throughout.
         critical = scaled(ref, params.critical)
         floor = params["floor"]

@@ -11,6 +11,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from rltop.health.findings import Finding, Level, Stage
+from rltop.health.rules.base import Context, Rule
+from rltop.health.settings import RuleDoc
+from rltop.model.catalog import MetricInfo
 
 _NON_FINITE_ADVICE = (
     "A NaN or Inf usually follows an exploding update: lower the learning rate, clip gradients "
@@ -18,50 +21,106 @@ _NON_FINITE_ADVICE = (
 )
 
 
+class NonFiniteValues(Rule):
+    """Any NaN or ±Inf, on any tag: critical at once, latched, no threshold to set.
+
+    Not judged point by point like the threshold rules: the engine counts each tag's non-finite
+    points (`count_non_finite`), makes one finding per tag (`non_finite_finding`) and folds a run's
+    findings into one incident (`fold_incident`).
+    """
+
+    name, title, stage = "non_finite", "non-finite value", Stage.CAUSE
+    defaults: dict = {}
+    doc = RuleDoc(
+        "Non-finite value",
+        "every scalar tag",
+        "special",
+        "-",
+        "any NaN or ±Inf",
+        "immediate",
+        "NaN arrives with no precursor and poisons every later update; TRL drops all-NaN metrics, so one "
+        "that reaches the log is real",
+    )
+
+    def applies(self, info: MetricInfo, context: Context) -> bool:
+        return False  # every tag is counted by the engine itself, not through a slot
+
+
 @dataclass
-class NonFinite:
-    """Non-finite points of one tag (immediate, critical, latched)."""
+class NonFiniteCount:
+    """Non-finite points of one tag (immediate, critical, latched).
+
+    ``first_step`` is where the latest stretch of non-finite points began (a NaN that comes back
+    after finite points starts a new one); ``since`` where the first stretch began.
+    """
 
     count: int = 0
     first_step: int | None = None
     last_step: int | None = None
+    since: int | None = None
     first_value: float = float("nan")
     last_value: float = float("nan")
     active: bool = False
     latched: bool = False
 
 
-def count_non_finite(nf: NonFinite, steps: np.ndarray, values: np.ndarray, finite: np.ndarray) -> None:
+def count_non_finite(nf: NonFiniteCount, steps: np.ndarray, values: np.ndarray, finite: np.ndarray) -> None:
     """Update the non-finite summary of a tag with new points."""
     if finite.all():
         nf.active = False
         return
     bad = np.flatnonzero(~finite)
     nf.count += len(bad)
-    if nf.first_step is None:
-        nf.first_step = int(steps[bad[0]])
-        nf.first_value = float(values[bad[0]])
+    # A stretch starts at a non-finite point whose previous point (the last one before these,
+    # for the first) was finite.
+    before = np.concatenate(([not nf.active], finite[:-1]))
+    starts = np.flatnonzero(~finite & before)
+    if len(starts):
+        nf.first_step = int(steps[starts[-1]])
+        nf.first_value = float(values[starts[-1]])
+        if nf.since is None:
+            nf.since = int(steps[starts[0]])
     nf.last_step = int(steps[bad[-1]])
     nf.last_value = float(values[bad[-1]])
     nf.latched = True
     nf.active = not bool(finite[-1])
 
 
-def non_finite_finding(run: str, tag: str, nf: NonFinite, acknowledged: bool = False) -> Finding:
+def non_finite_finding(run: str, tag: str, nf: NonFiniteCount, acknowledged: bool = False) -> Finding:
     """The finding of a tag that had non-finite points (active while the newest one is).
 
-    Its headline is the *first* non-finite point (the root cause a crash report needs), the last
-    one said beside it.
+    Its headline is where the non-finite values began (the root cause a crash report needs), the
+    last one said beside it, and an earlier stretch when there was one.
     """
     what = _what(nf.first_value)
     many = (f"{nf.count} non-finite points, the last at step {nf.last_step}" if nf.count > 1
             else "1 such point")  # fmt: skip
-    message = (f"{tag} is {what} from step {nf.first_step} ({many}; critical at any NaN or ±Inf); "
-               f"{_state(nf.active)}.")
-    return Finding(Level.CRITICAL, "non_finite", run, tag, nf.first_step, nf.first_value, message,
-                   _NON_FINITE_ADVICE, first_step=nf.first_step, last_step=nf.last_step, active=nf.active,
-                   title="non-finite value", episodes=1, stage=Stage.CAUSE,
-                   acknowledged=acknowledged and not nf.active)
+    earlier = (
+        f"; non-finite before from step {nf.since}"
+        if nf.since is not None and nf.since != nf.first_step
+        else ""
+    )
+    message = (
+        f"{tag} is {what} from step {nf.first_step} ({many}{earlier}; critical at any NaN or ±Inf); "
+        f"{_state(nf.active)}."
+    )
+    return Finding(
+        Level.CRITICAL,
+        "non_finite",
+        run,
+        tag,
+        nf.first_step,
+        nf.first_value,
+        message,
+        _NON_FINITE_ADVICE,
+        first_step=nf.first_step,
+        last_step=nf.last_step,
+        active=nf.active,
+        title="non-finite value",
+        episodes=1,
+        stage=Stage.CAUSE,
+        acknowledged=acknowledged and not nf.active,
+    )
 
 
 def _what(value: float) -> str:
@@ -113,8 +172,12 @@ def _folded(nan: list[Finding]) -> Finding:
                f"tag{'s' if len(others) > 1 else ''} {when} ({named}); critical at any NaN or ±Inf; "
                f"{_state(active)}.")  # fmt: skip
     return replace(
-        lead, message=message, active=active, last_step=max(f.last_step or 0 for f in nan),
-        acknowledged=all(f.acknowledged for f in nan), also=tuple(f.tag for f in others),
+        lead,
+        message=message,
+        active=active,
+        last_step=max(f.last_step or 0 for f in nan),
+        acknowledged=all(f.acknowledged for f in nan),
+        also=tuple(f.tag for f in others),
     )
 
 
@@ -133,7 +196,7 @@ def _precursor(findings: list[Finding], incident: Finding) -> Finding | None:
 
 
 def _headline(finding: Finding) -> str:
-    """"the value-loss spike of train/loss/value_avg (from step 116; 1.61e+06 at step 116)"."""
+    """ "the value-loss spike of train/loss/value_avg (from step 116; 1.61e+06 at step 116)"."""
     peak = f"; {finding.value:.4g} at step {finding.step}" if finding.value is not None else ""
     what = f"the {finding.title or finding.rule} of {finding.tag or 'the run'}"
     return f"{what} (from step {finding.first_step}{peak})"

@@ -6,7 +6,7 @@ derived from its own point-to-point noise; its starting level is frozen after th
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -14,35 +14,62 @@ from rltop.health.evidence.signals import REWARD_CONCEPTS
 from rltop.health.findings import Level, Stage
 from rltop.health.numerics.robust import finite_or, noise_sigma, rolling_median, rolling_range
 from rltop.health.persistence import Flags, Point
-from rltop.health.rules.base import Context, Rule, judged, num, pct
-from rltop.health.settings import RuleParams
+from rltop.health.rules.base import Context, Rule, SlotState, judged
+from rltop.health.settings import RuleDoc, RuleParams
+from rltop.health.wording import num, pct
 
 
-class RewardCollapseRule(Rule):
+@dataclass
+class RewardState(SlotState):
+    """The reward collapse rule's memory: its start (``baseline``), its noise, its best level so far."""
+
+    sigma: float = float("nan")
+    peak: float = -float("inf")
+    margin: float = 0.0
+
+
+class RewardCollapse(Rule):
     """The reward (median of recent points) giving back its gains, or ending below where it started."""
 
     name, title, direction = "reward_collapse", "reward collapse", "above"
     concepts = frozenset(REWARD_CONCEPTS)
+    State = RewardState
+    defaults = {"warn": 0.5, "critical": 1.0, "baseline_points": 10, "window": 10, "noise_z": 3.0,
+                "min_points": 30}  # fmt: skip
+    doc = RuleDoc(
+        "Reward collapse",
+        "GRPO/RLOO `reward`; PPO `objective/rlhf_reward`, `objective/scores`",
+        "special",
+        "gave back ≥ {warn} of its gain, or below its start (median of last {window}, noise margin "
+        "{noise_z} σ)",
+        "gave back ≥ {critical} of a real gain",
+        "{persistence} (after {min_points} points)",
+        "training undoing most of what it learned",
+    )
 
-    def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
-              context: Context) -> Flags:
+    def swapped(self, warn: float, critical: float) -> str:
+        return ""  # warn also fires below the start, which critical never does: no order between them
+
+    def flags(
+        self, values: np.ndarray, start: int, state: SlotState, params: RuleParams, context: Context
+    ) -> Flags:
         count = len(values) - start
         if len(values) < params["min_points"]:
             return Flags.quiet(count)
-        if "baseline" not in memo:
-            memo["baseline"] = float(np.median(values[: params["baseline_points"]]))
-            memo["sigma"] = noise_sigma(values[: params["min_points"]])
-            memo["peak"] = -np.inf
+        if state.baseline is None:
+            state.baseline = float(np.median(values[: params["baseline_points"]]))
+            state.sigma = noise_sigma(values[: params["min_points"]])
+            state.peak = -np.inf
         window = params["window"]
         # Rolling median of `window` points has about 1.25 sigma / sqrt(window) of noise.
-        margin = params["noise_z"] * 1.2533 * memo["sigma"] / np.sqrt(window)
-        memo["margin"] = margin
+        margin = params["noise_z"] * 1.2533 * state.sigma / np.sqrt(window)
+        state.margin = margin
         level = rolling_median(values, start, window)
         judge_from = max(params["min_points"] - 1 - start, 0)
         level[:judge_from] = np.nan
-        peak = np.fmax.accumulate(np.concatenate(([memo["peak"]], level)))[1:]
-        memo["peak"] = float(peak[-1]) if np.isfinite(peak[-1]) else memo["peak"]
-        baseline = memo["baseline"]
+        peak = np.fmax.accumulate(np.concatenate(([state.peak], level)))[1:]
+        state.peak = float(peak[-1]) if np.isfinite(peak[-1]) else state.peak
+        baseline = state.baseline
         gain = peak - baseline
         real = gain > margin
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -50,7 +77,8 @@ class RewardCollapseRule(Rule):
             below = level < baseline - margin
             on_w = (given_back >= (params.warn or np.inf)) | below
             ok_w = (given_back < (params.warn or np.inf) * params.clear_fraction) & ~(
-                level < baseline - margin * params.clear_fraction)
+                level < baseline - margin * params.clear_fraction
+            )
             critical = params.critical if params.critical is not None else np.inf
             on_c = real & (given_back >= critical)
             ok_c = ~(given_back >= critical * params.clear_fraction)
@@ -60,19 +88,25 @@ class RewardCollapseRule(Rule):
         severity = finite_or(np.fmax(given_back, (baseline - level) / max(margin, 1e-12)))
         return Flags(on_w, ok_w | waiting, on_c, ok_c | waiting, severity, level, np.full(count, baseline))
 
-    def explain(self, tag: str, point: Point, level: Level, params: RuleParams, memo: dict[str, Any],
-                context: Context) -> str:
-        baseline, peak = memo.get("baseline", np.nan), memo.get("peak", np.nan)
+    def explain(
+        self, tag: str, point: Point, level: Level, params: RuleParams, state: SlotState, context: Context
+    ) -> str:
+        baseline = state.baseline if state.baseline is not None else np.nan
+        peak = state.peak
         window = params["window"]
         gain = peak - baseline
         head = f"{tag} (median of the last {window} points) fell to {num(point.stat)} at step {point.step}"
-        if gain > memo.get("margin", 0.0):
+        if gain > state.margin:
             share = (peak - point.stat) / gain
             threshold = params.critical if level == Level.CRITICAL else params.warn
-            return (f"{head}, giving back {pct(share)} of its gain (start {num(baseline)}, best "
-                    f"{num(peak)}); {level.label} at {pct(threshold)} ({judged(level, params)})")
-        return (f"{head}, below its starting level {num(baseline)} by more than the noise margin "
-                f"{num(memo.get('margin'))} ({judged(level, params)})")
+            return (
+                f"{head}, giving back {pct(share)} of its gain (start {num(baseline)}, best "
+                f"{num(peak)}); {level.label} at {pct(threshold)} ({judged(level, params)})"
+            )
+        return (
+            f"{head}, below its starting level {num(baseline)} by more than the noise margin "
+            f"{num(state.margin)} ({judged(level, params)})"
+        )
 
     def advice(self, params: RuleParams, context: Context) -> str:
         c = context.calibration
@@ -82,15 +116,26 @@ class RewardCollapseRule(Rule):
         )
 
 
-class RewardStuckRule(Rule):
+class RewardStuck(Rule):
     """The reward not moving at all for many points: no learning signal is left."""
 
     name, title = "reward_stuck", "reward stuck"
     stage = Stage.CONSEQUENCE
-    concepts = RewardCollapseRule.concepts
+    concepts = RewardCollapse.concepts
+    defaults = {"points": 10, "tolerance": 1e-06}
+    doc = RuleDoc(
+        "Reward stuck",
+        "the same reward tags",
+        "special",
+        "identical for {points} points",
+        "-",
+        "{points} in a row",
+        "never critical: it is the consequence of another rule's finding",
+    )
 
-    def flags(self, values: np.ndarray, start: int, memo: dict[str, Any], params: RuleParams,
-              context: Context) -> Flags:
+    def flags(
+        self, values: np.ndarray, start: int, state: SlotState, params: RuleParams, context: Context
+    ) -> Flags:
         points = params["points"]
         spread = rolling_range(values, start, points)
         scale = 1.0 + np.abs(values[start:])
@@ -103,18 +148,16 @@ class RewardStuckRule(Rule):
     def persistences(self, params: RuleParams) -> tuple[tuple[int, int], tuple[int, int]]:
         return (1, 1), (1, 1)  # the window of identical points is the persistence
 
-    def explain(self, tag: str, point: Point, level: Level, params: RuleParams, memo: dict[str, Any],
-                context: Context) -> str:
-        return (f"{tag} has been exactly {num(point.value)} for {params['points']} points or more "
-                f"(at step {point.step}): no reward signal is left")
+    def explain(
+        self, tag: str, point: Point, level: Level, params: RuleParams, state: SlotState, context: Context
+    ) -> str:
+        return (
+            f"{tag} has been exactly {num(point.value)} for {params['points']} points or more "
+            f"(at step {point.step}): no reward signal is left"
+        )
 
     def advice(self, params: RuleParams, context: Context) -> str:
         return (
             "Every sample gets the same reward, so nothing is learned: check the reward functions on real "
             "completions, and look for an entropy collapse or completions that are all truncated."
         )
-
-
-def reward_rules() -> list[Rule]:
-    """The reward rules, in report order."""
-    return [RewardCollapseRule(), RewardStuckRule()]

@@ -15,13 +15,34 @@ import numpy as np
 
 from rltop.health.calibration import Calibration
 from rltop.health.findings import Finding, Level, Stage
-from rltop.health.settings import RuleParams
-from rltop.model.catalog import describe
+from rltop.health.rules.base import Context, Rule
+from rltop.health.settings import RuleDoc, RuleParams
+from rltop.model.catalog import MetricInfo, describe
 from rltop.model.durations import format_duration
 from rltop.model.run import Run
 
 # Concepts only the end-of-training summary logs (transformers' train_runtime, train_loss...).
 _FINISHED = frozenset({"train_runtime", "final_train_loss", "train_steps_per_second"})
+
+
+class Stall(Rule):
+    """No new point for much longer than the run's usual gap: judged against the clock, not point by
+    point (`judge_stall`; `next_stall_change` says when the verdict can next change by itself)."""
+
+    name, title, stage = "stall", "stall", Stage.CONSEQUENCE
+    defaults = {"warn": 5.0, "critical": 15.0, "warn_min_s": 180.0, "critical_min_s": 600.0, "gap_points": 20}
+    doc = RuleDoc(
+        "Stall",
+        "time since the run's newest point",
+        "above",
+        "> {warn} × usual gap (≥ {warn_min_s} s)",
+        "> {critical} × usual gap (≥ {critical_min_s} s)",
+        "usual gap = median of last {gap_points}",
+        "15 usual gaps and at least 10 minutes without a point: the trainer crashed, hung or was killed",
+    )
+
+    def applies(self, info: MetricInfo, context: Context) -> bool:
+        return False  # a run's freshness, not a tag's values
 
 
 def usual_gap(run: Run, points: int) -> float:
@@ -85,8 +106,21 @@ def judge_stall(
         "out of disk. A long evaluation or checkpoint save also pauses logging; if the writer buffers "
         "(tensorboardX flushes every 120 s), points arrive in bursts."
     )
-    return Finding(level, "stall", run.name, "", step, age, message, advice, first_step=step,
-                   last_step=step, active=True, title="stall", stage=Stage.CONSEQUENCE)
+    return Finding(
+        level,
+        "stall",
+        run.name,
+        "",
+        step,
+        age,
+        message,
+        advice,
+        first_step=step,
+        last_step=step,
+        active=True,
+        title="stall",
+        stage=Stage.CONSEQUENCE,
+    )
 
 
 def next_stall_change(run: Run, now: float, params: RuleParams, calibration: Calibration) -> float | None:
@@ -126,12 +160,25 @@ def _crashed(run: Run, calibration: Calibration, findings: Iterable[Finding]) ->
         "The training process ended with an error: read the end of its output (the traceback; W&B keeps "
         "it in files/output.log of the run folder). Exit code 137 is a kill (out of memory, preemption)."
     )
-    return Finding(Level.CRITICAL, "stall", run.name, "", step, None, message, advice, first_step=step,
-                   last_step=step, active=True, title="crashed", stage=Stage.CONSEQUENCE)
+    return Finding(
+        Level.CRITICAL,
+        "stall",
+        run.name,
+        "",
+        step,
+        None,
+        message,
+        advice,
+        first_step=step,
+        last_step=step,
+        active=True,
+        title="crashed",
+        stage=Stage.CONSEQUENCE,
+    )
 
 
 def stopped_text(run: Run, calibration: Calibration, findings: Iterable[Finding] = ()) -> str:
-    """"stopped after NaN at step 24 (train/grad_norm)", "stopped at step 122 of 400", "stopped at step 9".
+    """ "stopped after NaN at step 24 (train/grad_norm)", "stopped at step 122 of 400", "stopped at step 9".
 
     The NaN named is the run's first (the root cause), not the last of the tags it reached.
     """
@@ -145,6 +192,8 @@ def stopped_text(run: Run, calibration: Calibration, findings: Iterable[Finding]
     what = "NaN" if cause.value is None or cause.value != cause.value else "Inf"
     text = f"stopped after {what} at step {cause.first_step} ({cause.tag})"
     return text + (f"; last step {last}{planned}" if planned or last != cause.step else "")
+
+
 def _level_for(age: float, gap: float, params: RuleParams) -> tuple[Level, float, float, float] | None:
     """(level, limit in s, factor, minimum in s) of the worst level whose limit ``age`` exceeds."""
     for level, factor, floor in (
