@@ -4,7 +4,8 @@ Discovery (`rltop.ingest.discovery`) asks it which kind claims a file and which 
 to, the watcher asks it whether a changed file is one to read (native file events), and `RunFiles`
 opens each file with its kind's reader. Nothing else knows the kinds.
 
-Kinds: TensorBoard event files, W&B run files (``.wandb``), trackio databases, trainer_state.json.
+Kinds: TensorBoard event files, W&B run files (``.wandb``), trackio databases, trainer_state.json,
+veRL's console logs and veRL's JSONL file logs.
 
 How to add a kind:
 
@@ -50,12 +51,13 @@ works live, under ``rltop tail``/``watch`` and on ``s3://`` with no further chan
 
 from __future__ import annotations
 
-from rltop.ingest import storage, tfevents, trackio_db, trainer_state, wandb_run
+from rltop.ingest import storage, tfevents, trackio_db, trainer_state, verl_console, verl_jsonl, wandb_run
 from rltop.ingest.reading import SourceKind
 
 KINDS: dict[str, SourceKind] = {
     kind.name: kind
-    for kind in (tfevents.KIND, wandb_run.KIND, trackio_db.KIND, trainer_state.KIND)
+    for kind in (tfevents.KIND, wandb_run.KIND, trackio_db.KIND, verl_jsonl.KIND, verl_console.KIND,
+                 trainer_state.KIND)
 }  # fmt: skip
 DEFAULT = tfevents.KIND.name
 
