@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from rltop.ingest import storage
 
@@ -31,8 +31,7 @@ _BINARY_SHARE = 0.10  # more than this share of control bytes (NUL, …) in the 
 _TEXT_BYTES = bytes(range(32, 256)) + b"\t\n\r\x1b\x0c\x08"
 
 
-@dataclass(frozen=True)
-class _Verdict:
+class _Verdict(NamedTuple):
     identity: object
     size: int  # the file's size when it was looked at
     accepted: bool

@@ -17,7 +17,7 @@ import re
 from typing import Protocol
 
 from rltop.ingest import storage
-from rltop.ingest.reading import Decoded, ReadResult, skipped_message
+from rltop.ingest.reading import Columns, Decoded, ReadResult, points_of, skipped_message
 from rltop.ingest.storage import FileHandle, FileStat, Unreachable
 
 DEFAULT_WINDOW = 4 << 20
@@ -49,6 +49,40 @@ class LineDecoder(Protocol):
 
     def reset(self) -> None:
         """Forget everything decoded: the file is read again from the start."""
+
+
+class Gathered:
+    """What a `LineDecoder` gathers: points per tag since the last drain, and what it left out."""
+
+    def __init__(self) -> None:
+        self.columns: Columns = {}
+        self.points_skipped: dict[str, int] = {}  # why -> points
+        self.lines_skipped: dict[str, int] = {}  # why -> lines
+
+    def add(self, tag: str, step: int, wall: float, value: float) -> None:
+        """One point."""
+        steps, walls, values = self.columns.setdefault(tag, ([], [], []))
+        steps.append(step)
+        walls.append(wall)
+        values.append(value)
+
+    def skip_points(self, why: str, count: int = 1) -> None:
+        """Points left out, and why."""
+        self.points_skipped[why] = self.points_skipped.get(why, 0) + count
+
+    def skip_line(self, why: str) -> None:
+        """A line left out, and why."""
+        self.lines_skipped[why] = self.lines_skipped.get(why, 0) + 1
+
+    def drain(self) -> Decoded:
+        """The points gathered since the last drain (a point no column holds is counted, not kept)."""
+        decoded = Decoded(scalars=points_of(self.columns, self.points_skipped))
+        self.columns = {}
+        return decoded
+
+    def skipped(self) -> tuple[dict[str, int], dict[str, int]]:
+        """(points skipped, lines skipped) so far, by reason."""
+        return dict(self.points_skipped), dict(self.lines_skipped)
 
 
 class LineFileReader:
