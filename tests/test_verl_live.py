@@ -26,6 +26,7 @@ from rltop.ingest.line_reader import LineFileReader
 from rltop.ingest.loader import load
 from rltop.ingest.tracker import Tracker
 from rltop.ingest.verl_console_reader import ConsoleDecoder
+from rltop.ingest.verl_jsonl_reader import JsonlDecoder
 from rltop.model.run import Store
 
 VERL = Path(__file__).parent / "fixtures" / "verl"
@@ -282,3 +283,13 @@ def test_snapshot_and_export_read_the_veRL_logs_and_write_nothing(capsys, tmp_pa
     assert len(out.splitlines()) == sum(len(s) for run in store.runs.values() for s in run.series.values())
     assert len(out.splitlines()) == 17486 + 690 + 218
     assert tree_state(tree) == before
+
+
+@pytest.mark.parametrize("source", [GUI_AGENT, JSONL])
+def test_a_read_tells_how_long_a_step_takes(source):
+    decoder = ConsoleDecoder() if source.suffix == ".log" else JsonlDecoder()
+    result = LineFileReader(str(source), decoder).read()
+    last_step_seconds = (
+        722.6587480120361 + 10 if source == JSONL else 591.5320173036307
+    )  # step 10's timing_s/step
+    assert result.cadence == last_step_seconds

@@ -20,7 +20,7 @@ from typing import Any
 
 from rltop.ingest.line_reader import Gathered
 from rltop.ingest.reading import OUT_OF_RANGE, Decoded, step_fits
-from rltop.ingest.verl_console import FRAMEWORK, FRAMEWORK_KEY
+from rltop.ingest.verl_console import FRAMEWORK, FRAMEWORK_KEY, STEP_SECONDS
 from rltop.ingest.verl_jsonl import is_record
 
 NOT_JSON = "not JSON"
@@ -43,6 +43,7 @@ class JsonlDecoder:
         """Forget everything decoded."""
         self._gathered = Gathered()
         self._config_sent = False
+        self._step_seconds: float | None = None
 
     def take(self, lines: list[bytes], wall: float) -> None:
         """Decode complete lines, one record each."""
@@ -76,6 +77,8 @@ class JsonlDecoder:
                 self._gathered.skip_points(number)
             else:
                 self._gathered.add(key, step, wall, number)
+                if key in STEP_SECONDS and 0 < number < math.inf:
+                    self._step_seconds = number
 
     def drain(self) -> Decoded:
         """The points decoded since the last drain (and, once, the framework)."""
@@ -88,6 +91,10 @@ class JsonlDecoder:
     def skipped(self) -> tuple[dict[str, int], dict[str, int]]:
         """(points skipped, lines skipped) so far, by reason."""
         return self._gathered.skipped()
+
+    def cadence(self) -> float | None:
+        """The last step's duration veRL logged (``timing_s/step``), None before one."""
+        return self._step_seconds
 
     def worth_saying(self, tail: bytes) -> bool:
         """Any unfinished record is (it holds a step's points)."""
