@@ -355,3 +355,14 @@ def test_a_one_shot_load_says_when_the_last_line_may_hold_points(tmp_path, tail,
     where = f"({len(tail)} bytes at byte {GUI_AGENT.stat().st_size}, no newline yet)"
     assert unfinished == ([f"{path}: its last line is not finished {where}; not read"] if said else [])
     assert sum(len(s) for s in result.store.runs["train.log"].series.values()) == 690
+
+
+def test_a_content_check_that_fails_or_cannot_read_rejects_the_file(tmp_path):
+    from rltop.ingest.content_check import HeadCheck
+
+    def broken(head: bytes, whole: bool) -> bool:
+        raise IndexError("a predicate's bug")
+
+    path = write(tmp_path / "train.log", "step:1 - a:1 - b:2\n")
+    assert HeadCheck(broken)(str(path)) is False
+    assert HeadCheck(lambda head, whole: True)(str(tmp_path / "missing.log")) is False

@@ -88,7 +88,10 @@ class HeadCheck:
                 return False
             if size > len(head):
                 head = handle.read(0, min(size, self.head_bytes))
-        return bool(self.predicate(head, len(head) >= size))
+        try:
+            return bool(self.predicate(head, len(head) >= size))
+        except Exception:  # content no predicate foresaw: not a file of the kind, never a failed listing
+            return False
 
     def forget(self) -> None:
         """Drop every verdict (tests; a listing after it reads the files again)."""
