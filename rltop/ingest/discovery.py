@@ -1,7 +1,8 @@
 """Find the runs under the paths a user gives, and the kind of source each is read from.
 
 A path is a local path or an fsspec URL (`rltop.ingest.storage`); every file under it that a
-source kind claims (`rltop.ingest.sources`: event files, trainer_state.json…) belongs to the run
+source kind claims (`rltop.ingest.sources`: event files, trainer_state.json…; by its name, and by
+its first bytes for kinds of common names such as veRL's ``train.log``) belongs to the run
 its kind names (for event files the directory holding them; for trainer_state.json the
 ``output_dir`` above ``checkpoint-N/``). A run's name is its directory relative to the root it was
 found under (with several roots, the root's own name comes first, with as many parent directories
@@ -152,7 +153,14 @@ def _join_name(label: str, relative: str) -> str:
 
 def _add_single_file(path: str, label: str, found: dict, result: Discovery) -> None:
     full = storage.absolute(path)
-    kind = sources.claim(storage.name(path))
+    claimed = sources.claim(storage.name(path))
+    kind = sources.recognise(full) if claimed is not None else None
+    if claimed is not None and kind is None:
+        result.problems.append(
+            f"{path}: not one of the {claimed.label} (its first bytes do not look like one, or nothing "
+            "is logged yet); skipped"
+        )
+        return
     if kind is not None and kind.members is not None:
         problems = len(result.problems)
         members = _members(kind, full, result)
@@ -201,12 +209,14 @@ def _walk(root: str, label: str, found: dict, result: Discovery) -> None:
     root_abs = storage.absolute(root)
     for directory, names in storage.walk(root_abs, result.problems.append):
         for file_name in names:
-            kind = sources.claim(file_name)
-            if kind is None:
+            if sources.claim(file_name) is None:
                 continue
             full = storage.join(directory, file_name)
             if not storage.is_url(full) and storage.kind(full) != "file":
                 continue  # a directory or a dangling symlink with a source's name
+            kind = sources.recognise(full)  # kinds of common names (train.log) look inside
+            if kind is None:
+                continue
             run_directory = kind.run_directory(full)
             relative = storage.relative(run_directory, root_abs)
             if relative == ".." or relative.startswith("../"):

@@ -4,7 +4,8 @@ Discovery (`rltop.ingest.discovery`) asks it which kind claims a file and which 
 to, the watcher asks it whether a changed file is one to read (native file events), and `RunFiles`
 opens each file with its kind's reader. Nothing else knows the kinds.
 
-Kinds: TensorBoard event files, W&B run files (``.wandb``), trackio databases, trainer_state.json.
+Kinds: TensorBoard event files, W&B run files (``.wandb``), trackio databases, trainer_state.json,
+veRL's console logs and veRL's JSONL file logs.
 
 How to add a kind:
 
@@ -28,9 +29,21 @@ How to add a kind:
    package is missing: W&B needs ``rltop[wandb]``; checked before the screen for the paths given,
    and by one-shot loads), ``marks`` (names that say such runs lie in a folder: ``wandb``), and
    ``members`` for a file holding several runs (a trackio database: each run is read from its
-   member path ``<file>::<member>``, `rltop.ingest.storage.member_path`);
+   member path ``<file>::<member>``, `rltop.ingest.storage.member_path`), and ``accepts`` for
+   names that other tools use too (``train.log``, ``*.jsonl``): a content check,
+   ``accepts=HeadCheck(predicate)`` (`rltop.ingest.content_check`), where ``predicate(head, whole)``
+   says from the file's first bytes (up to 256 KB; ``whole``: the file ends there) whether it is
+   one of the kind's. Discovery asks it for every claimed file (`recognise`); the bytes are read
+   once per file (again only while the file is shorter than the head, or after it shrank or was
+   replaced), a binary file costs 4 KB, and a file it rejects is not a run, silently. ``claims``
+   stays a test of the name alone: native file events ask it for every write;
 
-2. add ``<kind>.KIND`` to `KINDS` below (ordered by rank: the first kind that claims a name wins).
+   a file of lines read from an offset (a text log) needs no reader of its own: a decoder of
+   complete lines for `rltop.ingest.line_reader.LineFileReader` (windows, unfinished last lines,
+   rewritten files and said-once counts of what was skipped are its business);
+
+2. add ``<kind>.KIND`` to `KINDS` below (ordered by rank: the first kind that claims a name, and
+   accepts the file when it looks inside, wins).
 
 Tests: a reader test on a real file of that kind, and one through ``rltop snapshot`` (it then also
 works live, under ``rltop tail``/``watch`` and on ``s3://`` with no further change).
@@ -38,12 +51,14 @@ works live, under ``rltop tail``/``watch`` and on ``s3://`` with no further chan
 
 from __future__ import annotations
 
-from rltop.ingest import tfevents, trackio_db, trainer_state, wandb_run
+from rltop.ingest import storage, tfevents, trackio_db, trainer_state, verl_console, verl_jsonl, wandb_run
 from rltop.ingest.reading import SourceKind
 
 KINDS: dict[str, SourceKind] = {
-    kind.name: kind for kind in (tfevents.KIND, wandb_run.KIND, trackio_db.KIND, trainer_state.KIND)
-}
+    kind.name: kind
+    for kind in (tfevents.KIND, wandb_run.KIND, trackio_db.KIND, verl_jsonl.KIND, verl_console.KIND,
+                 trainer_state.KIND)
+}  # fmt: skip
 DEFAULT = tfevents.KIND.name
 
 
@@ -56,6 +71,17 @@ def claim(file_name: str) -> SourceKind | None:
     """The kind whose files are named like ``file_name``, None for any other file."""
     for candidate in KINDS.values():
         if candidate.claims(file_name):
+            return candidate
+    return None
+
+
+def recognise(path: str) -> SourceKind | None:
+    """The kind that reads the file at ``path``: the first that claims its name and, when it looks
+    inside (`SourceKind.accepts`), accepts its content; None for any other file. Raises only
+    `rltop.ingest.storage.Unreachable`."""
+    file_name = storage.name(path)
+    for candidate in KINDS.values():
+        if candidate.claims(file_name) and (candidate.accepts is None or candidate.accepts(path)):
             return candidate
     return None
 
