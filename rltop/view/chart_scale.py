@@ -158,6 +158,13 @@ def x_ticks(low: float, high: float, mode: str, count: int) -> tuple[list[float]
     return positions, [time.strftime(pattern, time.localtime(p)) for p in positions]
 
 
+def x_text(x: float, mode: str) -> str:
+    """One x value as the axis writes it: a step, a duration since the start, or a clock time."""
+    if mode == "step":
+        return str(int(round(x)))
+    return x_ticks(x, x, mode, 1)[1][0]
+
+
 def y_ticks(low: float, high: float, scale: YScale, count: int) -> tuple[list[float], list[str]]:
     """Tick positions (drawing units) and labels (data units) for the y axis."""
     if scale.kind == "log":

@@ -15,7 +15,7 @@ from rltop.model.stats import series_stats
 from rltop.ui.levels import LEVEL_KEYS
 from rltop.view.chart_data import Figure
 from rltop.view.chart_options import BAND_LABELS, X_LABELS, ChartOptions
-from rltop.view.chart_scale import x_ticks
+from rltop.view.chart_scale import x_text
 from rltop.view.config import config_summary, config_value, headline_config
 from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES, TREND_MARKS
 from rltop.view.numbers import format_short
@@ -83,8 +83,13 @@ def chart_caption(options: ChartOptions, sources: ChartSources | None, figure: F
     if figure is not None:
         if options.window is not None or options.zoom:
             share = f" (last {options.zoom:.0%})" if options.zoom and options.window is None else ""
-            low, high = _x_text(figure.xlim[0], options), _x_text(figure.xlim[1], options)
+            low, high = x_text(figure.xlim[0], options.x_mode), x_text(figure.xlim[1], options.x_mode)
             parts.append(f"showing {low}–{high}{share}")
+        if figure.cut:
+            runs = f"{len(figure.cut)} run{'s' if len(figure.cut) > 1 else ''}"
+            parts.append(f"{runs} cut to this run's range (f: every run's range)")
+        elif options.fit_all and sources is not None and (sources.others or sources.members):
+            parts.append("x spans every run drawn (f: this run's range)")
         if figure.scale.note:
             parts.append(figure.scale.note)
         if figure.clipped:
@@ -98,14 +103,9 @@ def chart_caption(options: ChartOptions, sources: ChartSources | None, figure: F
         if sources.others:
             parts.append(f"{len(sources.others)} other run(s) overlaid (o: pick)")
         elif sources.candidates and not sources.members:
-            parts.append("other runs hidden (o: pick)")
+            others = len(sources.candidates)
+            parts.append(f"{others} other run{'s' if others > 1 else ''} log this metric (o: overlay)")
     return "  ·  ".join(parts)
-
-
-def _x_text(x: float, options: ChartOptions) -> str:
-    if options.x_mode == "step":
-        return str(int(round(x)))
-    return x_ticks(x, x, options.x_mode, 1)[1][0]
 
 
 def band_text(band: Band) -> str:
