@@ -106,7 +106,7 @@ def _metric_table(rows: list[MetricView]) -> list[str]:
     lines = ["| metric | history | last | min | max | trend | level |", "|---|---|--:|--:|--:|:-:|---|"]
     for row in rows:
         stats = row.stats
-        spark = sparkline_text(row.values, MARKDOWN_SPARK_WIDTH)
+        spark = sparkline_text(row.values, MARKDOWN_SPARK_WIDTH, row.band)
         name = markdown_code(row.name)
         if stats.non_finite:
             name += f" ({stats.non_finite} NaN/Inf)"

@@ -228,7 +228,7 @@ def _metric_lines(row: MetricView, layout: _Layout) -> list[Text]:
     else:
         line.append_text(name)
         _pad(line, layout.name - name.cell_len)
-    spark = sparkline_text(row.values, layout.spark)
+    spark = sparkline_text(row.values, layout.spark, row.band)
     _pad(line, 1)
     line.append(spark, style=style)
     _pad(line, layout.spark - len(spark))

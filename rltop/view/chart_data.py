@@ -257,6 +257,8 @@ def build_figure(
             label = f"{label} (cut; {cut_labels[label]})"
         figure.traces.append(_line(shown, scale, columns, figure, label, "line"))
     if not group_view:
+        if figure.clipped:
+            shown_main = _smoothed_within(shown_main, scale, weight, figure.ylim)
         own = _line(shown_main, scale, columns, figure, main.label if others else None, "line")
         figure.traces.append(own)
     figure.thresholds = _threshold_traces(band, shown_main, scale, columns, figure)
@@ -267,6 +269,29 @@ def build_figure(
     figure.xticks = x_ticks(figure.xlim[0], figure.xlim[1], mode, tick_counts[0])
     figure.yticks = y_ticks(ylow, yhigh, scale, tick_counts[1])
     return figure
+
+
+def _smoothed_within(shown: _Shown, scale: YScale, weight: float, ylim: tuple[float, float]) -> _Shown:
+    """``shown`` with its smoothed curve computed without the points that lie off the chart.
+
+    Outlier-robust scaling leaves a spike off the chart (its raw point is marked ``↑`` at the edge);
+    averaged in, it would hold the smoothed curve at the edge for many points after the values are
+    back (a 1.6e6 value-loss spike: 16 steps pinned at the top), hiding the recovery. So the curve
+    skips such points, holding its last value across them, as it skips a NaN.
+    """
+    values = overlay_values = shown.overlay.series.values
+    with np.errstate(invalid="ignore"):
+        drawn = scale.forward(overlay_values)
+        off = np.isfinite(values) & ((drawn < ylim[0]) | (drawn > ylim[1]))
+    if not off.any():
+        return shown
+    smooth = ema_debiased(np.where(off, np.nan, values), weight)
+    held = np.where(off | ~np.isfinite(smooth), np.nan, smooth)
+    index = np.where(np.isfinite(held), np.arange(held.shape[0]), 0)
+    np.maximum.accumulate(index, out=index)
+    filled = np.where(off, held[index], smooth)  # an off-chart point carries the curve's last value
+    end = shown.start + len(shown.x)
+    return _Shown(shown.overlay, shown.x, shown.values, filled[shown.start : end], shown.start)
 
 
 def _with_thresholds(limits: tuple[float, float], band: BandTrack | None, shown: _Shown,
