@@ -23,6 +23,17 @@ def format_duration(seconds: float) -> str:
     return f"{days} d {hours} h" if hours else f"{days} d"
 
 
+def format_gap(seconds: float) -> str:
+    """A gap between points or a cadence, which may be well under a second: ``0.2 s``, ``1.5 s``,
+    ``0.05 s`` (two significant digits below 10 s), then as `format_duration`. A run that logs
+    every 0.2 s has a usual gap of 0.2 s, not "0 s"."""
+    if seconds >= 10:
+        return format_duration(seconds)
+    if seconds <= 0:
+        return "0 s"
+    return f"{float(f'{seconds:.2g}'):g} s"
+
+
 def iso_utc(timestamp: float | None) -> str | None:
     """ISO 8601 in UTC with a ``Z`` (``2026-11-29T21:56:48Z``), for JSON; None stays None."""
     if timestamp is None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rltop.model.durations import format_duration
+from rltop.model.durations import format_gap
 from rltop.model.series import Series
 from rltop.view.numbers import format_short
 
@@ -155,7 +155,7 @@ def x_ticks(low: float, high: float, mode: str, count: int) -> tuple[list[float]
         return positions, step_labels(positions)
     if mode == "relative":
         positions = nice_ticks(low, high, count)
-        return positions, [format_duration(p) for p in positions]
+        return positions, [format_gap(p) for p in positions]  # a 3-second run has ticks at 0.5 s
     positions = [low] if high <= low else [low + (high - low) * i / max(count - 1, 1) for i in range(count)]
     pattern = "%H:%M:%S" if high - low < 6 * 3600 else "%m-%d %H:%M"
     return positions, [time.strftime(pattern, time.localtime(p)) for p in positions]

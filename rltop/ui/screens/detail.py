@@ -16,7 +16,6 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -24,6 +23,8 @@ from textual.widgets import Footer, Static
 from rltop.health.findings import Level
 from rltop.model.catalog import MetricInfo, describe
 from rltop.ui.chart_sources import ChartSources, metric_sources
+from rltop.ui.key_bindings import bindings
+from rltop.ui.keys import DETAIL_KEYS
 from rltop.ui.levels import LEVEL_KEYS
 from rltop.ui.screens.detail_info import detail_info
 from rltop.ui.widgets.chart_readout import ChartReadout
@@ -43,35 +44,7 @@ MIN_WINDOW_POINTS = 4
 class DetailScreen(Screen):
     """The chart and the explanation of one tag of one run."""
 
-    BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
-        Binding("left", "cursor(-1)", "Cursor", key_display="←→"),
-        Binding("right", "cursor(1)", "Cursor", show=False),
-        Binding("shift+left", "cursor(-10)", show=False),
-        Binding("shift+right", "cursor(10)", show=False),
-        Binding("home", "cursor_end(-1)", show=False),
-        Binding("end", "cursor_end(1)", show=False),
-        Binding("z", "zoom(1)", "Zoom"),
-        Binding("Z", "zoom(-1)", "Zoom out", show=False),
-        Binding("left_square_bracket", "zoom_cursor(0.5)", "Zoom in", show=False, key_display="["),
-        Binding("right_square_bracket", "zoom_cursor(2)", "Zoom out", show=False, key_display="]"),
-        Binding("l", "log_y", "Log y"),
-        Binding("i", "outliers", "Outliers", show=False),
-        Binding("o", "pick_runs", "Overlay"),
-        Binding("f", "fit", "Fit x", show=False),
-        Binding("g", "group", "Group", show=False),
-        Binding("b", "band", "Band", show=False),
-        Binding("s", "smoothing(1)", "Smoothing"),
-        Binding("S", "smoothing(-1)", "Less smoothing", show=False),
-        Binding("x", "x_axis", "X axis"),
-        Binding("e", "completions", "Completions", show=False),
-        Binding("n", "step_metric(1)", "Next"),
-        Binding("N", "step_metric(-1)", "Previous", show=False),
-        Binding("up,k", "scroll_info(-1)", "Scroll up", show=False),
-        Binding("down,j", "scroll_info(1)", "Scroll down", show=False),
-        Binding("pageup", "scroll_info(-5)", show=False),
-        Binding("pagedown", "scroll_info(5)", show=False),
-    ]
+    BINDINGS = bindings(DETAIL_KEYS)
     COMPONENT_CLASSES = {"detail--ok", "detail--warn", "detail--crit", "detail--dim", "detail--label"}
 
     def __init__(self, run: str, tag: str) -> None:
@@ -350,7 +323,8 @@ class DetailScreen(Screen):
     def _show_info(self, series, health, info: MetricInfo, config: dict | None) -> None:
         # After the chart's next paint: the caption says what the figure clipped and how it scaled.
         self._info.update(detail_info(self.get_component_rich_style, series, health, self.tag, info,
-                                      self.options, self.sources, self._chart.figure, config))
+                                      self.options, self.sources, self._chart.figure, config,
+                                      self.app.session.engine.rules))
 
     def _show_title(self, info: MetricInfo, label: str, level: Level) -> None:
         style = self.get_component_rich_style(f"detail--{LEVEL_KEYS[level]}")

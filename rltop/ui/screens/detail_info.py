@@ -19,10 +19,12 @@ from rltop.view.chart_scale import x_text
 from rltop.view.config import config_summary, config_value, headline_config
 from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES, TREND_MARKS
 from rltop.view.numbers import format_short
+from rltop.view.rule_text import thresholds_sentence
 from rltop.view.safe_text import visible
 
 if TYPE_CHECKING:
     from rltop.health.engine import RunHealth
+    from rltop.health.rules import Rules
     from rltop.ui.chart_sources import ChartSources
 
 Band = tuple[float | None, float | None, float | None, float | None]
@@ -31,8 +33,9 @@ StyleOf = Callable[[str], Style]
 
 def detail_info(style: StyleOf, series: Series | None, health: RunHealth | None, tag: str, info: MetricInfo,
                 options: ChartOptions, sources: ChartSources | None, figure: Figure | None,
-                config: dict | None) -> Text:
-    """Everything below the chart, as one text (``style``: the screen's component styles)."""
+                config: dict | None, rules: Rules | None = None) -> Text:
+    """Everything below the chart, as one text (``style``: the screen's component styles; ``rules``:
+    the thresholds in effect, for the rules' own words)."""
     dim, label = style("detail--dim"), style("detail--label")
     text = Text()
     if series is not None and len(series):
@@ -50,9 +53,9 @@ def detail_info(style: StyleOf, series: Series | None, health: RunHealth | None,
         text.append("\n")
     text.append(chart_caption(options, sources, figure), style=dim)
     band = health.band(tag) if health is not None else (None, None, None, None)
-    bounds = band_text(band)
-    if bounds:
-        text.append(f"  ·  thresholds: {bounds}", style=dim)
+    if any(bound is not None for bound in band):  # a rule judges the tag (here, with this config)
+        words = thresholds_sentence(tag, rules) or band_text(band)
+        text.append(f"\nthresholds: {words}", style=dim)
     text.append("\n")
     for finding in health.findings_for(tag) if health is not None else []:
         level = Level(finding.level)
@@ -109,7 +112,8 @@ def chart_caption(options: ChartOptions, sources: ChartSources | None, figure: F
 
 
 def band_text(band: Band) -> str:
-    """``warn < 0.9 or > 1.1, critical > 2``: a band in words."""
+    """``warn < 0.9 or ≥ 1.1, critical ≥ 2``: a band in words (as the rules compare: a value at a
+    high threshold is beyond it), for a rule the rules table does not word."""
     warn_low, warn_high, crit_low, crit_high = band
     parts = []
     if warn_low is not None or warn_high is not None:
@@ -121,7 +125,7 @@ def band_text(band: Band) -> str:
 
 def _range(low: float | None, high: float | None) -> str:
     if low is not None and high is not None:
-        return f"< {format_short(low)} or > {format_short(high)}"
+        return f"< {format_short(low)} or ≥ {format_short(high)}"
     if low is not None:
         return f"< {format_short(low)}"
-    return f"> {format_short(high)}"
+    return f"≥ {format_short(high)}"
