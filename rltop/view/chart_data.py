@@ -272,26 +272,25 @@ def build_figure(
 
 
 def _smoothed_within(shown: _Shown, scale: YScale, weight: float, ylim: tuple[float, float]) -> _Shown:
-    """``shown`` with its smoothed curve computed without the points that lie off the chart.
+    """``shown`` with its smoothed curve computed from the values as drawn: a point off the chart
+    counts at the edge it is marked at (``↑``/``↓``), not at its own height.
 
-    Outlier-robust scaling leaves a spike off the chart (its raw point is marked ``↑`` at the edge);
-    averaged in, it would hold the smoothed curve at the edge for many points after the values are
-    back (a 1.6e6 value-loss spike: 16 steps pinned at the top), hiding the recovery. So the curve
-    skips such points, holding its last value across them, as it skips a NaN.
+    Outlier-robust scaling leaves a spike off the chart; averaged in at its full height it would hold
+    the smoothed curve at the edge for many points after the values are back (a 1.6e6 value-loss
+    spike over values near 1: 16 steps pinned at the top), hiding the recovery. Counted at the edge,
+    it still lifts the curve, which comes back with the values within a few points.
     """
-    values = overlay_values = shown.overlay.series.values
+    values = shown.overlay.series.values
     with np.errstate(invalid="ignore"):
-        drawn = scale.forward(overlay_values)
-        off = np.isfinite(values) & ((drawn < ylim[0]) | (drawn > ylim[1]))
-    if not off.any():
+        drawn = scale.forward(values)
+        high, low = np.isfinite(values) & (drawn > ylim[1]), np.isfinite(values) & (drawn < ylim[0])
+    if not (high.any() or low.any()):
         return shown
-    smooth = ema_debiased(np.where(off, np.nan, values), weight)
-    held = np.where(off | ~np.isfinite(smooth), np.nan, smooth)
-    index = np.where(np.isfinite(held), np.arange(held.shape[0]), 0)
-    np.maximum.accumulate(index, out=index)
-    filled = np.where(off, held[index], smooth)  # an off-chart point carries the curve's last value
+    edges = scale.inverse(np.array([ylim[0], ylim[1]]))
+    held = np.where(high, edges[1], np.where(low, edges[0], values))
+    smooth = ema_debiased(held, weight)
     end = shown.start + len(shown.x)
-    return _Shown(shown.overlay, shown.x, shown.values, filled[shown.start : end], shown.start)
+    return _Shown(shown.overlay, shown.x, shown.values, smooth[shown.start : end], shown.start)
 
 
 def _with_thresholds(limits: tuple[float, float], band: BandTrack | None, shown: _Shown,

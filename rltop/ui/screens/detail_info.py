@@ -107,7 +107,8 @@ def chart_caption(options: ChartOptions, sources: ChartSources | None, figure: F
             parts.append(f"{len(sources.others)} other run(s) overlaid (o: pick)")
         elif sources.candidates and not sources.members:
             others = len(sources.candidates)
-            parts.append(f"{others} other run{'s' if others > 1 else ''} log this metric (o: overlay)")
+            runs = f"{others} other runs log" if others > 1 else "1 other run logs"
+            parts.append(f"{runs} this metric (o: overlay)")
     return "  ·  ".join(parts)
 
 
