@@ -88,8 +88,10 @@ def _unknown_word(word: str) -> str | None:
         return None
     close = difflib.get_close_matches(word, COMMAND_MODULES, n=1)
     hint = f"did you mean `rltop {close[0]}`? " if close else ""
-    return (f"{word}: no such command, and no such file or directory ({hint}commands: "
-            f"{', '.join(COMMAND_MODULES)}; see rltop --help)")
+    return (
+        f"{word}: no such command, and no such file or directory ({hint}commands: "
+        f"{', '.join(COMMAND_MODULES)}; see rltop --help)"
+    )
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser:

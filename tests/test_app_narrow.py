@@ -73,8 +73,12 @@ def _cut_between_words(shown: str, name: str) -> bool:
 
 
 async def test_run_names_are_cut_between_their_words_and_stay_distinct(tmp_path):
-    names = ["grpo_qwen2_lr3e-6_beta0.04_diverged", "grpo_qwen2_lr3e-6_beta0.04_healthy",
-             "ppo_qwen2_lr1e-5_kl0.05_value_spike", "ppo_qwen2_lr1e-5_kl0.05_healthy"]
+    names = [
+        "grpo_qwen2_lr3e-6_beta0.04_diverged",
+        "grpo_qwen2_lr3e-6_beta0.04_healthy",
+        "ppo_qwen2_lr1e-5_kl0.05_value_spike",
+        "ppo_qwen2_lr1e-5_kl0.05_healthy",
+    ]
     for index, name in enumerate(names):
         write_run(tmp_path / name, {"train/loss": [1.0, 0.9, 0.8 + index / 100]})
     app = preloaded_app(paths=[str(tmp_path)])
@@ -122,8 +126,9 @@ async def test_the_dashboard_opens_on_an_active_critical_before_a_latched_one(tm
     """``old_nan`` had a NaN at step 5 (critical, over, not acknowledged: latched) and logs on;
     ``live_nan`` logs a NaN at its newest point. The live one is shown, though the other is newer."""
     start = 1_795_000_000.0
-    write_run(tmp_path / "old_nan", {"train/grad_norm": [1.0] * 4 + [float("nan")] + [1.0] * 25},
-              start=start + 100)
+    write_run(
+        tmp_path / "old_nan", {"train/grad_norm": [1.0] * 4 + [float("nan")] + [1.0] * 25}, start=start + 100
+    )
     write_run(tmp_path / "live_nan", {"train/grad_norm": [1.0] * 19 + [float("nan")]}, start=start)
     app = preloaded_app(paths=[str(tmp_path)])
     async with app.run_test(size=(40, 20)) as pilot:
@@ -132,5 +137,6 @@ async def test_the_dashboard_opens_on_an_active_critical_before_a_latched_one(tm
         assert {view.level for view in views.values()} == {2}  # both critical
         old = next(view for view in views.values() if view.display_name == "old_nan")
         assert old.live_level < 2 and (old.last_point_wall_time or 0) > max(
-            view.last_point_wall_time or 0 for view in views.values() if view is not old)
+            view.last_point_wall_time or 0 for view in views.values() if view is not old
+        )
         assert app.session.display_name(app.session.current) == "live_nan"

@@ -105,8 +105,10 @@ def test_non_finite_values_never_crash_and_are_marked() -> None:
     mixed = np.array([np.nan] * 50 + [5.0] + [np.nan] * 49 + [1.0] * 100)
     assert sparkline_text(mixed, 2) == NON_FINITE_GLYPH + FLAT_GLYPH
     crash = np.array([3.2, 2.1, 1.4, 0.9, 0.5, 0.3, 0.1, 0.05, 0.01, 1e-3, 1e-4, 1e-5, 1e-6, np.nan])
-    assert sparkline_text(crash, 5)[-1] == NON_FINITE_GLYPH and NON_FINITE_GLYPH not in sparkline_text(
-        crash, 5)[:-1]
+    assert (
+        sparkline_text(crash, 5)[-1] == NON_FINITE_GLYPH
+        and NON_FINITE_GLYPH not in sparkline_text(crash, 5)[:-1]
+    )
     spiky = np.ones(100_000)
     spiky[53_210] = np.inf
     text = sparkline_text(spiky, 40)

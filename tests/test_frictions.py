@@ -42,8 +42,17 @@ async def _ready(pilot, app) -> None:
 # -- the command line ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("command", "fmt"), [("export", "jsonl"), ("snapshot", "json"), ("tail", "csv"),
-                                              ("watch", "json"), ("completions", "jsonl"), ("app", "json")])
+@pytest.mark.parametrize(
+    ("command", "fmt"),
+    [
+        ("export", "jsonl"),
+        ("snapshot", "json"),
+        ("tail", "csv"),
+        ("watch", "json"),
+        ("completions", "jsonl"),
+        ("app", "json"),
+    ],
+)
 def test_one_short_format_flag_in_every_command(command, fmt):
     from rltop.cli import build_parser
 
@@ -58,8 +67,10 @@ def test_export_takes_f_jsonl(capsys):
     assert set(first) == {"run", "tag", "step", "wall_time", "value", "session"}
 
 
-@pytest.mark.parametrize("argv", [("export", "--bogus", str(TRL)), ("snapshot", str(TRL), "--fail-on", "x"),
-                                  ("tail", str(TRL), "-q")])
+@pytest.mark.parametrize(
+    "argv",
+    [("export", "--bogus", str(TRL)), ("snapshot", str(TRL), "--fail-on", "x"), ("tail", str(TRL), "-q")],
+)
 def test_errors_name_the_commands_own_help(capsys, argv):
     code, out, err = cli(capsys, *argv)
     assert code == 2 and out == ""
@@ -116,7 +127,8 @@ def test_the_keys_in_app_help_come_from_the_table_of_the_footer_and_the_help_scr
         assert any(shown == key for shown, _ in help_rows(DASHBOARD_KEYS) + help_rows(DETAIL_KEYS))
     for bound, scope in ((RltopApp.BINDINGS, "app"), (DashboardScreen.BINDINGS, "screen")):
         assert [(b.key, b.action, b.description, b.show) for b in bound] == [
-            (k.keys, k.action, k.label, k.show) for k in DASHBOARD_KEYS if k.action and k.scope == scope]
+            (k.keys, k.action, k.label, k.show) for k in DASHBOARD_KEYS if k.action and k.scope == scope
+        ]
     assert [(b.key, b.action) for b in DetailScreen.BINDINGS] == [(k.keys, k.action) for k in DETAIL_KEYS]
 
 
@@ -139,7 +151,13 @@ def test_gaps_under_a_second_keep_their_decimals():
     from rltop.view.chart_scale import x_ticks
 
     assert [format_gap(s) for s in (0.2, 0.05, 1.5, 0.0, 12.7, 600)] == [
-        "0.2 s", "0.05 s", "1.5 s", "0 s", "12 s", "10 min"]
+        "0.2 s",
+        "0.05 s",
+        "1.5 s",
+        "0 s",
+        "12 s",
+        "10 min",
+    ]
     assert format_duration(0.2) == "0 s"  # ages keep whole seconds ("4 s ago" does not flicker)
     assert x_ticks(0.0, 1.0, "relative", 3)[1] == ["0 s", "0.5 s", "1 s"]  # a short run's time axis
 
@@ -152,8 +170,9 @@ def test_a_stalled_run_in_tail_is_named_as_on_screen_with_its_usual_gap(capsys):
     folder = "/logs/grpo_seeds/seed_{}/runs/Nov29_21-47-47_vm"
     runs = [f"grpo_seeds/seed_{i}/runs/Nov29_21-47-47_vm" for i in (1, 2)]
     batch = ChangeBatch()
-    batch.events = [RunEvent(APPEARED, run, f"new run {run}", folder.format(i))
-                    for i, run in zip((1, 2), runs)]
+    batch.events = [
+        RunEvent(APPEARED, run, f"new run {run}", folder.format(i)) for i, run in zip((1, 2), runs)
+    ]
     batch.events.append(RunEvent(STALLED, runs[0], f"run {runs[0]}: no new data for 5 min, usual gap 0.2 s"))
     tail.show(batch)
     err = capsys.readouterr().err
@@ -211,8 +230,9 @@ def test_wandb_runs_are_named_by_their_wandb_run_name(tmp_path, capsys, monkeypa
     from test_wandb_live import offline_env
 
     argv = [sys.executable, "-c", NAMED_RUNS, str(tmp_path), "grpo-baseline", "grpo-lr3e-4", ""]
-    wrote = subprocess.run(argv, env=offline_env(tmp_path), cwd=tmp_path, capture_output=True, text=True,
-                           timeout=180)
+    wrote = subprocess.run(
+        argv, env=offline_env(tmp_path), cwd=tmp_path, capture_output=True, text=True, timeout=180
+    )
     assert wrote.returncode == 0, wrote.stderr
     isolate_user_rules(monkeypatch, tmp_path)
     code, out, err = cli(capsys, "snapshot", str(tmp_path / "wandb"), "-f", "json")
@@ -252,8 +272,9 @@ async def test_c_says_why_there_are_no_charts():
         await wait_until(pilot, lambda: app.dashboard.grid.display)
         await pilot.resize_terminal(100, 30)
         await pilot.press("c")
-        await wait_until(pilot, lambda: any("at least 120 × 36 (this one: 100 × 30)" in n
-                                            for n in notifications(app)))
+        await wait_until(
+            pilot, lambda: any("at least 120 × 36 (this one: 100 × 30)" in n for n in notifications(app))
+        )
 
 
 async def test_e_on_a_run_without_completions_says_so_and_opens_nothing():

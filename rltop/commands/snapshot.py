@@ -179,8 +179,10 @@ def run_snapshot(args: argparse.Namespace) -> int:
         write_file(options.output, text)
     if result.problems:
         count = len(result.problems)
-        note(f"{count} problem{'s' if count > 1 else ''} reading the input (above): exit code "
-             f"{EXIT_UNREADABLE}, the verdict leaves out what could not be read")
+        note(
+            f"{count} problem{'s' if count > 1 else ''} reading the input (above): exit code "
+            f"{EXIT_UNREADABLE}, the verdict leaves out what could not be read"
+        )
         return EXIT_UNREADABLE
     return EXIT_FINDINGS if snapshot.fails(options.fail_on) else EXIT_OK
 

@@ -106,8 +106,12 @@ class _Tail:
             if event.kind == STALLED and event.run is not None:
                 # The run as the dashboard and the snapshot call it, not its path (the points
                 # on stdout keep the exact name).
-                event = dataclasses.replace(event, message=event.message.replace(
-                    f"run {event.run}:", f"run {self.display_name(event.run)}:", 1))
+                event = dataclasses.replace(
+                    event,
+                    message=event.message.replace(
+                        f"run {event.run}:", f"run {self.display_name(event.run)}:", 1
+                    ),
+                )
             # A reload follows the reader's warning about the file: a note that the run's points
             # come again, not a second warning.
             if event.kind in (WAITING, FALLBACK, RELOADED, SESSION, REACHABLE) or (

@@ -40,6 +40,7 @@ class Key:
         return self.help_keys or self.display or self.keys.replace(",", " / ")
 
 
+# fmt: off
 DASHBOARD_KEYS: tuple[Key, ...] = (
     Key("question_mark", "help", "Help", True, "?", "this help (↓ / PgDn scrolls it)", "?", "app"),
     Key("q", "quit", "Quit", True, help="quit, from every screen", help_keys="q, Ctrl+C", scope="app"),
@@ -114,6 +115,7 @@ DETAIL_KEYS: tuple[Key, ...] = (
     Key("pagedown", "scroll_info(5)"),
 )
 """The detail chart's own keys (Enter on a metric), in footer and help order."""
+# fmt: on
 
 
 def help_rows(table: tuple[Key, ...]) -> list[tuple[str, str]]:
@@ -124,8 +126,10 @@ def help_rows(table: tuple[Key, ...]) -> list[tuple[str, str]]:
 def keys_text(width: int = 100) -> str:
     """The keys of both tables as plain text for ``rltop app --help``."""
     lines = []
-    for title, table in (("keys (dashboard; ? in the app shows them too):", DASHBOARD_KEYS),
-                         ("keys of the detail chart (Enter on a metric):", DETAIL_KEYS)):
+    for title, table in (
+        ("keys (dashboard; ? in the app shows them too):", DASHBOARD_KEYS),
+        ("keys of the detail chart (Enter on a metric):", DETAIL_KEYS),
+    ):
         rows = help_rows(table)
         column = max(len(shown) for shown, _ in rows) + 2
         lines.append(title)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from rltop.model.catalog import SPLITS, describe
 from rltop.model.names import display_name as path_text
 from rltop.view.cells import cell_len
-from rltop.view.text_fit import elisions
+from rltop.view.text_fit import elisions, pick_distinct
 
 if TYPE_CHECKING:  # the dashboard's first frame imports this module: numpy must not come with it
     from rltop.model.run import Store
@@ -79,14 +79,7 @@ def metric_labels(names: Sequence[str], width: int) -> dict[str, str]:
     choices = {name: _label_choices(name, width, windows[name], counts) for name in names}
     labels = {name: options[0] for name, options in choices.items()}
     _drop_families_alike(labels, windows, counts, width)
-    used = Counter(labels.values())
-    for name in names:  # two names cut the same way: the second takes its next way to fit
-        if used[labels[name]] > 1:
-            spare = next((option for option in choices[name][1:] if not used[option]), None)
-            if spare is not None:
-                used[labels[name]] -= 1
-                labels[name] = spare
-                used[spare] += 1
+    labels, used = pick_distinct(choices, labels)
     # Nothing distinct left (a name that is part of another one, eval/x next to x): full names then.
     return {name: label if used[label] == 1 else name for name, label in labels.items()}
 

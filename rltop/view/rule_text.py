@@ -38,7 +38,8 @@ def thresholds_sentence(tag: str, rules: Rules | None = None) -> str:
     """``Dead update: warn < 1e-06, critical = 0 · Grad-norm spike: warn ≥ 10 × …`` ("" without)."""
     parts = []
     for title, warn, critical in rule_thresholds(tag, rules):
-        levels = ", ".join(f"{level} {text}" for level, text in (("warn", warn), ("critical", critical))
-                           if text)
+        levels = ", ".join(
+            f"{level} {text}" for level, text in (("warn", warn), ("critical", critical)) if text
+        )
         parts.append(f"{title}: {levels}")
     return " · ".join(parts)

@@ -98,8 +98,9 @@ def _levels(columns: np.ndarray, low: float, high: float, steps: int) -> np.ndar
     return np.clip(np.rint(scaled), 0, steps - 1).astype(np.int64)
 
 
-def sparkline_glyphs(columns: np.ndarray, low: float | None = None, high: float | None = None,
-                     thresholds: Thresholds = ()) -> str:
+def sparkline_glyphs(
+    columns: np.ndarray, low: float | None = None, high: float | None = None, thresholds: Thresholds = ()
+) -> str:
     """Block glyphs for already downsampled column values (NaN columns drawn as ``NON_FINITE_GLYPH``).
 
     ``low``/``high`` fix the scale (to compare runs side by side); by default it is `spark_scale`'s

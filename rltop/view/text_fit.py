@@ -143,17 +143,25 @@ def path_cuts(name: str, width: int) -> list[str]:
 def fit_paths(names: list[str], width: int) -> dict[str, str]:
     """Run name -> its `fit_path` of ``width`` cells, distinct where a way to cut them allows:
     runs listed together must not read alike (``…healthy`` twice)."""
-    choices = {name: path_cuts(name, width) for name in names}
-    labels = {name: options[0] for name, options in choices.items()}
+    return pick_distinct({name: path_cuts(name, width) for name in names})[0]
+
+
+def pick_distinct(
+    choices: dict[str, list[str]], labels: dict[str, str] | None = None
+) -> tuple[dict[str, str], Counter]:
+    """Name -> label: its first choice (or its entry in ``labels``), except where two names would read
+    alike: the second takes its next choice that no other name has. Also how often each label is used
+    (a label still used twice had no distinct choice left)."""
+    labels = {name: options[0] for name, options in choices.items()} if labels is None else labels
     used = Counter(labels.values())
-    for name in names:
+    for name, options in choices.items():  # two names cut the same way: the second takes its next way
         if used[labels[name]] > 1:
-            spare = next((option for option in choices[name][1:] if not used[option]), None)
+            spare = next((option for option in options[1:] if not used[option]), None)
             if spare is not None:
                 used[labels[name]] -= 1
                 labels[name] = spare
                 used[spare] += 1
-    return labels
+    return labels, used
 
 
 def cut_at_word(text: str, width: int) -> str:

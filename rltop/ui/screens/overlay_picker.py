@@ -52,16 +52,23 @@ class OverlayPicker(ModalScreen[frozenset[str]]):
         Binding("q", "app.quit", "Quit"),
     ]
 
-    def __init__(self, shown_label: str, choices: list[tuple[str, str]], ticked: frozenset[str],
-                 group: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        shown_label: str,
+        choices: list[tuple[str, str]],
+        ticked: frozenset[str],
+        group: frozenset[str] = frozenset(),
+    ) -> None:
         """``choices``: (run, display name) of the other runs; ``ticked``: those drawn now;
         ``group``: the runs of the shown run's seed group."""
         super().__init__(id="overlay-picker")
         self.shown_label = shown_label
         self._choices = choices
         self.list = TickList(
-            *[(Text(visible(label) + (GROUP_NOTE if run in group else "")), run, run in ticked)
-              for run, label in choices],
+            *[
+                (Text(visible(label) + (GROUP_NOTE if run in group else "")), run, run in ticked)
+                for run, label in choices
+            ],
             id="picker-list",
         )
 
