@@ -1,8 +1,10 @@
 """The ``rltop`` command: parse arguments, dispatch to `rltop.commands`, turn errors into exit codes.
 
 Exit codes: 0 success (snapshot: healthy), 1 snapshot found a finding at or above ``--fail-on``,
-2 usage or input errors (one line on stderr, never a traceback). ``rltop [PATH...]`` without a
-subcommand opens the dashboard (the ``app`` command).
+2 usage or input errors (one line on stderr, never a traceback), 3 snapshot could not read some of
+its input (see `rltop.commands.snapshot`). ``rltop [PATH...]`` without a subcommand opens the
+dashboard (the ``app`` command); a first word that is neither a command nor an existing path says
+both (``rltop snapshop``: no such command, and no such file or directory; did you mean snapshot?).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="rltop",
         description="top for RL training of language models: watch TRL TensorBoard logs. "
         "`rltop [PATH...]` opens the live dashboard (default PATH: .).",
-        epilog="exit codes: 0 ok, 1 snapshot found findings at --fail-on or worse, 2 usage or input error",
+        epilog="exit codes: 0 ok, 1 snapshot found findings at --fail-on or worse, 2 usage or input error, "
+        "3 snapshot could not read some of its input",
     )
     parser.add_argument("--version", action="version", version=f"rltop {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -50,10 +53,19 @@ def _with_default_command(argv: list[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``rltop`` console script and ``python -m rltop``."""
-    args_list = _with_default_command(list(sys.argv[1:] if argv is None else argv))
+    given = list(sys.argv[1:] if argv is None else argv)
+    args_list = _with_default_command(given)
     # The global help and --version list every command; anything else names its command first.
     command = args_list[0] if args_list and args_list[0] in COMMAND_MODULES else None
-    args = build_parser(command).parse_args(args_list)
+    parser = build_parser(command)
+    args, extras = parser.parse_known_args(args_list)
+    if extras:  # argparse would blame the top-level parser: name the command's own help instead
+        _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(extras)}")
+    if given and args_list[0] != given[0] and not given[0].startswith("-"):
+        unknown = _unknown_word(given[0])
+        if unknown is not None:
+            error_line(unknown)
+            return EXIT_USAGE
     try:
         return _command_module(args.command).run(args)
     except BrokenPipeError:
@@ -65,6 +77,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+
+
+def _unknown_word(word: str) -> str | None:
+    """The error for ``rltop WORD`` when WORD is neither a command nor an existing path (None when it
+    is a path, or may be one: a URL, a path with a folder in it, or a name that exists)."""
+    import difflib
+
+    if "://" in word or os.sep in word or (os.altsep and os.altsep in word) or os.path.lexists(word):
+        return None
+    close = difflib.get_close_matches(word, COMMAND_MODULES, n=1)
+    hint = f"did you mean `rltop {close[0]}`? " if close else ""
+    return (
+        f"{word}: no such command, and no such file or directory ({hint}commands: "
+        f"{', '.join(COMMAND_MODULES)}; see rltop --help)"
+    )
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser:
+    """The parser of ``command`` (the top-level one when there is none)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            return action.choices[command]
+    return parser
 
 
 def _one_line(error: BaseException) -> str:

@@ -3,6 +3,8 @@ checklist, seed groups, and the dashboard's chart grid at the sizes where it app
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from conftest import FIXTURES
 from ui_helpers import preloaded_app, screen_text, wait_until
@@ -12,6 +14,7 @@ from rltop.ui.screens.detail import DetailScreen
 from rltop.ui.screens.overlay_picker import OverlayPicker
 
 SEEDS = str(FIXTURES / "seeds")
+TRL2 = FIXTURES / "trl2"
 
 
 async def _ready(pilot, app) -> None:
@@ -29,6 +32,13 @@ async def _detail(pilot, app, tag: str) -> DetailScreen:
     return detail
 
 
+def _overlay(app, detail: DetailScreen, *labels: str) -> None:
+    """Tick the runs called ``labels`` in the shown run's overlay checklist (as `o`, Space, Enter)."""
+    runs = {name for name in app.store.runs if app.session.display_name(name) in labels}
+    app.chart_options.overlays[detail.run_name] = frozenset(runs)
+    detail.refresh_view()
+
+
 def _stored(app, run: str, tag: str, step: int) -> str:
     """The exact text of the value ``run`` stored at ``step`` (its last point there)."""
     series = app.store.runs[run].series[tag]
@@ -40,6 +50,8 @@ async def test_moving_the_cursor_reads_the_exact_stored_value_of_every_run():
     app = preloaded_app("ppo_unstable", "ppo_healthy", run="ppo_unstable")
     async with app.run_test(size=(120, 36)) as pilot:
         detail = await _detail(pilot, app, "train/val/ratio")
+        _overlay(app, detail, "ppo_healthy")
+        await wait_until(pilot, lambda: len(detail.chart.data.others) == 1)
         assert detail.readout.readout.step == 150  # on the newest point until moved
         await pilot.press("left", "left", "left", "shift+left")
         await wait_until(pilot, lambda: detail.readout.readout.step == 137)
@@ -84,24 +96,93 @@ async def test_zoom_shows_only_the_chosen_range():
         assert app.chart_options.zoom == 0.1
 
 
-async def test_the_overlay_checklist_removes_a_run():
+def _flat(app) -> str:
+    """The screen's text with every run of blanks and line ends as one space (wrapped lines join)."""
+    return " ".join(screen_text(app).split())
+
+
+async def _caption(pilot, app, words: str) -> bool:
+    await wait_until(pilot, lambda: words in _flat(app))
+    return True
+
+
+def _boxes(app) -> list[str]:
+    """The checklist's boxes as the terminal shows them: ``X`` ticked, a blank not (no colour needed)."""
+    return re.findall("▐(.)▌", screen_text(app))
+
+
+async def _pick(pilot, app, detail: DetailScreen, *keys: str) -> OverlayPicker:
+    await pilot.press("o")
+    await wait_until(pilot, lambda: isinstance(app.screen, OverlayPicker))
+    picker = app.screen
+    await pilot.pause()
+    if keys:
+        await pilot.press(*keys)
+    return picker
+
+
+async def test_the_chart_shows_the_run_you_look_at_and_the_checklist_ticks_what_is_drawn():
+    """Enter on a metric draws that run alone (no seed group here); `o` opens with nothing ticked;
+    what is ticked is drawn, exactly; "none" on one run never makes another run overlay it."""
     app = preloaded_app("grpo_healthy", "grpo_unstable", "grpo_truncated", run="grpo_unstable")
     async with app.run_test(size=(120, 36)) as pilot:
         detail = await _detail(pilot, app, "train/entropy")
-        assert [o.label for o in detail.chart.data.others] == ["grpo_healthy", "grpo_truncated"]
-        await pilot.press("o")
-        await wait_until(pilot, lambda: isinstance(app.screen, OverlayPicker))
-        await pilot.press("space", "enter")  # untick the first: grpo_healthy
-        await wait_until(pilot, lambda: app.screen is detail)
-        await wait_until(pilot, lambda: [o.label for o in detail.chart.data.others] == ["grpo_truncated"])
-        await wait_until(pilot, lambda: detail.readout.readout is not None)
-        assert [e.label for e in detail.readout.readout.entries] == ["grpo_unstable", "grpo_truncated"]
+        assert detail.chart.data.others == [] and detail.chart.data.members is None
+        assert [e.label for e in detail.readout.readout.entries] == ["grpo_unstable"]
+        await wait_until(pilot, lambda: "2 other runs log this metric (o: overlay)" in _flat(app))
+        picker = await _pick(pilot, app, detail)
+        assert picker.ticked() == frozenset()
+        assert _boxes(app) == [" ", " "]  # NO_COLOR-proof
+        await pilot.press("space", "enter")  # tick the first: grpo_healthy
+        await wait_until(pilot, lambda: [o.label.split(" ")[0] for o in detail.chart.data.others]
+                         == ["grpo_healthy"])
+        await wait_until(pilot, lambda: detail.readout.readout is not None
+                         and len(detail.readout.readout.entries) == 2)
+        assert [e.label for e in detail.readout.readout.entries] == ["grpo_unstable", "grpo_healthy"]
         plain = detail.chart.render().plain
-        assert "grpo_truncated" in plain and "grpo_healthy" not in plain  # the legend too
-        await pilot.press("o")
-        await wait_until(pilot, lambda: isinstance(app.screen, OverlayPicker))
+        assert "grpo_healthy" in plain and "grpo_truncated" not in plain  # the legend too
+        picker = await _pick(pilot, app, detail)
+        assert [app.session.display_name(run) for run in picker.ticked()] == ["grpo_healthy"]  # as drawn
+        assert _boxes(app) == ["X", " "]
         await pilot.press("a", "enter")
         await wait_until(pilot, lambda: len(detail.chart.data.others) == 2)
+        await _pick(pilot, app, detail, "n", "enter")  # none
+        await wait_until(pilot, lambda: detail.chart.data.others == [])
+        await pilot.press("escape")
+        await pilot.press("left_square_bracket")  # the previous run (by name): grpo_truncated
+        await wait_until(pilot, lambda: app.session.display_name(app.session.current) == "grpo_truncated")
+        app.open_detail("train/entropy")
+        await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen)
+                         and app.screen.run_name == app.session.current)
+        other = app.screen
+        await wait_until(pilot, lambda: other.chart.figure is not None)
+        assert other.chart.data.others == []  # not grpo_unstable, where "none" was picked
+        picker = await _pick(pilot, app, other)
+        assert picker.ticked() == frozenset()
+
+
+async def test_a_longer_run_overlaid_is_cut_to_the_shown_run_and_the_chart_says_so():
+    """A 14-step crashed run with a 2000-step run ticked: x stays 1–14 (the NaN at step 14 in the
+    last column, not squeezed into the first), the legend and the caption say the other run is cut;
+    `f` spans every run, and back."""
+    app = preloaded_app(paths=[str(TRL2 / "grpo_nan_crash"), str(TRL2 / "grpo_long_healthy")],
+                        run="grpo_nan_crash")
+    async with app.run_test(size=(100, 30)) as pilot:
+        detail = await _detail(pilot, app, "train/grad_norm")
+        assert detail.chart.figure.xlim == (1.0, 14.0) and detail.chart.data.others == []
+        _overlay(app, detail, "grpo_long_healthy")
+        await wait_until(pilot, lambda: detail.chart.figure.cut != [])
+        figure = detail.chart.figure
+        assert figure.xlim == (1.0, 14.0) and figure.cut == [("grpo_long_healthy", "1–2000")]
+        nan = next(marks for marks in figure.marks if marks.kind == "nan")
+        assert nan.x.tolist() == [14.0]
+        assert "grpo_long_healthy (cut; 1–2000)" in detail.chart.render().plain
+        await wait_until(pilot, lambda: "1 run cut to this run's range (f: every run's range)" in _flat(app))
+        await pilot.press("f")
+        await wait_until(pilot, lambda: detail.chart.figure.xlim == (1.0, 2000.0))
+        assert detail.chart.figure.cut == [] and "(cut;" not in detail.chart.render().plain
+        await pilot.press("f")
+        await wait_until(pilot, lambda: detail.chart.figure.xlim == (1.0, 14.0))
 
 
 async def test_log_y_symlog_and_outliers_in_scaling():
@@ -135,6 +216,15 @@ async def test_a_seed_group_is_a_mean_with_a_band_and_g_shows_its_runs():
         await pilot.press("g")
         await wait_until(pilot, lambda: detail.chart.data.members is None)
         assert len(detail.chart.data.others) == 2 and not detail.chart.figure.areas
+        await pilot.press("g")
+        await wait_until(pilot, lambda: detail.chart.data.members is not None)
+        picker = await _pick(pilot, app, detail)  # the group is drawn: its runs are ticked
+        assert picker.ticked() == frozenset(detail.sources.group.runs) - {detail.run_name}
+        assert _boxes(app) == ["X", "X"] and screen_text(app).count("(seed group)") == 2
+        await pilot.press("space", "enter")  # one member less: mean and band of the other two
+        await wait_until(pilot, lambda: detail.chart.data.members is not None
+                         and len(detail.chart.data.members) == 2)
+        assert "mean of 2 runs" in _flat(app) or await _caption(pilot, app, "mean of 2 runs")
 
 
 async def test_the_overview_has_a_line_per_seed_group():

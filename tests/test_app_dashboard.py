@@ -113,7 +113,7 @@ async def test_enter_opens_detail_and_escape_returns_to_the_same_card():
         assert chart.figure.xlim == (1.0, 150.0)  # up to the last step
         info = screen_text(app)
         assert "What it is" in info and "float around 1.0" in info
-        assert "thresholds: warn" in info
+        assert "thresholds: Ratio drift: warn outside [1/1.05, 1.05], critical outside [1/2, 2]" in info
         # s changes the smoothing, x the axis; n/N step through the metrics (the arrows move the cursor).
         await pilot.press("s")
         assert app.chart_options.smoothing == 0.8
@@ -234,15 +234,22 @@ async def test_keys_help_theme_pause_and_command_palette_actions():
         assert {"Runs", "Filter tags", "Pause / resume", "Next theme", "Help"} <= titles
 
 
-async def test_detail_overlays_the_same_metric_of_the_other_runs():
+async def test_detail_overlays_the_same_metric_of_a_run_picked_to_compare():
     app = preloaded_app("grpo_healthy", "grpo_unstable", "grpo_liger_cpu_crash", run="grpo_unstable")
     async with app.run_test(size=(120, 35)) as pilot:
         await _ready(pilot, app)
         assert app.session.current.startswith("grpo_unstable")
         app.open_detail("train/entropy")
         await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen))
-        chart = app.screen.chart
+        detail = app.screen
+        chart = detail.chart
         await wait_until(pilot, lambda: chart.data.series is not None)
+        assert chart.data.others == []  # the run looked at, alone, until another is ticked
+        # The crashed run logged no entropy: only grpo_healthy is offered.
+        assert [label for _, label in detail.sources.candidates] == ["grpo_healthy"]
+        app.chart_options.overlays[detail.run_name] = frozenset(run for run, _ in detail.sources.candidates)
+        detail.refresh_view()
+        await wait_until(pilot, lambda: len(chart.data.others) == 1)
         assert [other.label.split("/")[0] for other in chart.data.others] == ["grpo_healthy"]
         await pilot.pause(0.1)
         assert "grpo_healthy" in chart.render().plain  # the legend names the other run

@@ -116,11 +116,19 @@ def test_log_y_on_a_loss_spanning_1e_2_to_1e6():
     assert {"0.01", "1", "100", "1e6"} <= set(figure.yticks[1])
 
 
-def test_other_runs_and_a_two_thousand_step_run_beside_a_short_one():
+def test_a_two_thousand_step_run_overlaid_is_cut_to_the_short_one_shown():
+    """The chart shows the run you look at: a longer run overlaid is cut to its x range (and says
+    so in its legend label), unless ``fit_all`` asks for every run's range."""
     long, short = overlay(np.ones(2000), "long"), overlay(np.ones(200) * 2, "short", color="other-1")
     figure = build_figure(short, [long], ChartOptions(x_mode="relative"), 100)
-    assert figure.xlim == (0.0, 19990.0)  # ten seconds a step: by time, both start at 0
-    assert [t.label for t in figure.traces if t.role == "line"] == ["long", "short"]
+    assert figure.xlim == (0.0, 1990.0)  # ten seconds a step, both start at 0: the short run's range
+    assert [t.label for t in figure.traces if t.role == "line"] == ["long (cut; 0 s–5 h 33 min)", "short"]
+    assert figure.cut == [("long", "0 s–5 h 33 min")]
+    whole = build_figure(short, [long], ChartOptions(x_mode="relative", fit_all=True), 100)
+    assert whole.xlim == (0.0, 19990.0) and whole.cut == []
+    assert [t.label for t in whole.traces if t.role == "line"] == ["long", "short"]
+    shorter = build_figure(long, [short], ChartOptions(), 100)  # a shorter run overlaid is not cut
+    assert shorter.xlim == (1.0, 2000.0) and shorter.cut == []
 
 
 def test_thresholds_only_where_they_apply_and_off_chart_ones_are_named():
@@ -148,7 +156,10 @@ def test_a_live_series_ahead_of_its_band_keeps_the_last_thresholds():
 
 def test_figure_range_is_what_the_cursor_moves_in():
     run = overlay(np.arange(100.0))
-    assert figure_range([run], ChartOptions(zoom=0.5)) == (50.5, 100.0)
+    assert figure_range(run, [], ChartOptions(zoom=0.5)) == (50.5, 100.0)
+    longer = overlay(np.arange(400.0), "longer", color="other-1")
+    assert figure_range(run, [longer], ChartOptions(zoom=0.5)) == (50.5, 100.0)
+    assert figure_range(run, [longer], ChartOptions(zoom=0.5, fit_all=True)) == (200.5, 400.0)
 
 
 # -- cursor ----------------------------------------------------------------------------------------

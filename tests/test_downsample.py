@@ -6,7 +6,16 @@ import numpy as np
 import pytest
 
 from rltop.model.downsample import column_bounds, downsample_minmax, sparkline_values
-from rltop.view.spark import FLAT_GLYPH, NON_FINITE_GLYPH, SPARK_GLYPHS, sparkline_glyphs, sparkline_text
+from rltop.view.spark import (
+    FLAT_GLYPH,
+    NON_FINITE_GLYPH,
+    SPARK_GLYPHS,
+    scale_floor,
+    spark_rows,
+    spark_scale,
+    sparkline_glyphs,
+    sparkline_text,
+)
 
 
 def test_columns_split_points_evenly_and_cover_all() -> None:
@@ -91,9 +100,19 @@ def test_non_finite_values_never_crash_and_are_marked() -> None:
     assert text[1] == SPARK_GLYPHS[0] and text[5] == SPARK_GLYPHS[-1]
     assert sparkline_text(np.full(100, np.nan), 10) == NON_FINITE_GLYPH * 10
     assert sparkline_text(np.array([np.inf, -np.inf]), 10) == NON_FINITE_GLYPH * 2
-    # Mixed columns keep their finite extreme.
+    # A column holding a non-finite point is marked, however many finite points share it: a
+    # 14-step run with a NaN at its last step keeps its mark in a 5-cell narrow line.
     mixed = np.array([np.nan] * 50 + [5.0] + [np.nan] * 49 + [1.0] * 100)
-    assert sparkline_text(mixed, 2)[0] == SPARK_GLYPHS[-1]
+    assert sparkline_text(mixed, 2) == NON_FINITE_GLYPH + FLAT_GLYPH
+    crash = np.array([3.2, 2.1, 1.4, 0.9, 0.5, 0.3, 0.1, 0.05, 0.01, 1e-3, 1e-4, 1e-5, 1e-6, np.nan])
+    assert (
+        sparkline_text(crash, 5)[-1] == NON_FINITE_GLYPH
+        and NON_FINITE_GLYPH not in sparkline_text(crash, 5)[:-1]
+    )
+    spiky = np.ones(100_000)
+    spiky[53_210] = np.inf
+    text = sparkline_text(spiky, 40)
+    assert text.count(NON_FINITE_GLYPH) == 1 and text.index(NON_FINITE_GLYPH) == 53_210 * 40 // 100_000
 
 
 def test_flat_and_extreme_series() -> None:
@@ -109,3 +128,36 @@ def test_flat_and_extreme_series() -> None:
 def test_fixed_scale_clips_out_of_range_columns() -> None:
     glyphs = sparkline_glyphs(np.array([-5.0, 0.0, 0.5, 1.0, 9.0, np.nan]), low=0.0, high=1.0)
     assert glyphs == SPARK_GLYPHS[0] * 2 + SPARK_GLYPHS[4] + SPARK_GLYPHS[-1] * 2 + NON_FINITE_GLYPH
+
+
+# -- an honest scale ---------------------------------------------------------------------------------
+
+
+def test_a_two_percent_change_is_a_gentle_slope_not_a_collapse() -> None:
+    """grpo_healthy's entropy, 4.582 -> 4.475 (-2 %), on a card marked ok: it used to be drawn
+    ``██████▇▇▇▆▆▆▅▅▄▄▃▃▃▂▂▁``; the scale now spans at least a tenth of the values' magnitude."""
+    entropy = np.linspace(4.582, 4.48, 200)
+    text = sparkline_text(entropy, 22)
+    levels = [SPARK_GLYPHS.index(glyph) for glyph in text]
+    assert max(levels) - min(levels) <= 2 and levels == sorted(levels, reverse=True)
+    rows = spark_rows(sparkline_values(entropy, 26), 2)
+    assert rows[0].strip() and rows[1] == rows[1].replace(" ", "")  # most of the bar stays full
+    collapse = sparkline_text(np.linspace(4.582, 0.5, 200), 22)  # a real collapse still reads as one
+    assert collapse[0] == SPARK_GLYPHS[-1] and collapse[-1] == SPARK_GLYPHS[0]
+
+
+def test_noise_far_under_a_threshold_stays_at_the_bottom() -> None:
+    clip_ratio = np.array([0.0, 1e-4, 0.0, 2e-4, 0.0, 5e-5])
+    assert set(sparkline_text(clip_ratio, 10, thresholds=(None, 0.05, None, 0.2))) == {SPARK_GLYPHS[0]}
+    assert sparkline_text(clip_ratio, 10)[3] == SPARK_GLYPHS[-1]  # without a threshold: its own range
+    assert scale_floor(clip_ratio, (None, 0.05, None, 0.2)) == 0.25 * 0.05
+    assert spark_scale(np.array([0.001, 0.002]), (None, 0.05, None, None)) == (0.0, 0.0125)  # zero stays
+    assert spark_scale(np.array([-0.002, -0.0019])) == pytest.approx((-0.00205, -0.00185))  # widened
+    assert spark_scale(np.array([-2.0, 3.0])) == (-2.0, 3.0)  # a range wider than the floor is kept
+
+
+def test_constants_draw_as_a_flat_line() -> None:
+    assert sparkline_text(np.zeros(100), 10) == "─" * 10
+    assert sparkline_text(np.array([2.5, 2.5, np.nan]), 10) == "──" + NON_FINITE_GLYPH
+    assert spark_rows(np.full(4, 3.0), 3) == ["    ", "────", "    "]
+    assert spark_rows(np.array([3.0, 3.0, np.nan]), 2) == ["   ", "──×"]

@@ -101,7 +101,7 @@ def test_argument_errors_are_one_escaped_line():
     done = rltop("snapshot", ".", "-f", f"x{TITLE}\n")
     assert done.returncode == 2
     err = done.stderr.decode()
-    assert err.count("\n") == 1 and err.startswith("rltop: error: argument --format/-f: invalid choice")
+    assert err.count("\n") == 1 and err.startswith("rltop: error: argument -f/--format: invalid choice")
     assert not unsafe(err) and "usage:" not in err
 
 

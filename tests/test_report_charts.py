@@ -7,8 +7,11 @@ import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
+import numpy as np
+import pytest
 from conftest import FIXTURES
 from test_snapshot_helpers import run_cli
+from ui_helpers import write_run
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -76,3 +79,55 @@ def test_svg_report_is_one_document_with_the_text_view_and_the_charts(capsys, tm
     assert all(float(chart.get("y")) > top for chart in charts)
     clip_ids = [clip.get("id") for clip in root.iter(f"{SVG}clipPath")]  # Rich's text view has its own
     assert len(clip_ids) == len(set(clip_ids))
+
+
+def test_a_spike_off_the_chart_never_hides_the_recovery_behind_smoothing(capsys, tmp_path):
+    """A 1.6e6 value-loss spike over values near 1: outlier-robust scaling leaves it off the chart
+    (marked ↑), and the smoothed curve counts it at the edge: it is back with the raw values within
+    a few steps, instead of pinned at the top edge for 16."""
+    rng = np.random.default_rng(7)
+    loss = (1.0 + 0.1 * rng.normal(size=100)).tolist()
+    loss[59] = 1.6e6  # step 60
+    kl = np.linspace(0.0, 0.5, 100).tolist()
+    write_run(tmp_path / "ppo_spike", {"train/loss/value_avg": loss, "train/objective/kl": kl,
+                                       "train/policy/entropy_avg": [4.5] * 100})
+    root = ET.fromstring(_report(capsys, tmp_path, "svg", tmp_path / "ppo_spike"))
+    chart = next(c for c in root.iter(f"{SVG}svg") if c.get("aria-label") == "loss/value_avg")
+    ticks = [float(t.text) for t in chart.iter(f"{SVG}text")  # y ticks: right-aligned left of the plot
+             if t.get("text-anchor") == "end" and re.fullmatch(r"-?[\d.]+", t.text or "")]
+    assert max(ticks) < 10  # the y axis is the values' (it reached 16 000 with interpolated percentiles)
+    marks = [t for t in chart.iter(f"{SVG}text") if t.text == "↑"]
+    assert len(marks) == 1  # the spike, at the top edge
+    smooth = next(p for p in chart.iter(f"{SVG}path") if p.get("stroke-width") == "1.6")
+    points = [tuple(map(float, xy.split())) for xy in re.findall(r"[ML]([-\d.]+ [-\d.]+)", smooth.get("d"))]
+    spike_x = float(marks[0].get("x"))
+    raw = [p for p in chart.iter(f"{SVG}path") if p.get("stroke-width") == "1.0"]
+    raw_after = [float(y) for p in raw for x, y in re.findall(r"[ML]([-\d.]+) ([-\d.]+)", p.get("d"))
+                 if float(x) > spike_x + 1]
+    low, high = min(raw_after), max(raw_after)  # pixels of the raw values after the spike
+    top = min(y for _, y in points)
+    after = [y for x, y in points if x > spike_x + 1]
+    assert len(after) > 30 and min(after) > top + 5  # never at the top edge after the spike
+    assert all(low - 1 <= y <= high + 1 for y in after[4:])  # with the raw values within 4 steps
+
+
+def test_the_smoothed_curve_counts_a_point_off_the_chart_at_its_edge():
+    """The figure model behind every chart: an off-chart point counts at the edge it is marked at;
+    with every point in scaling (`i`) a spike is smoothed as TensorBoard smooths it."""
+    from rltop.model.series import Series
+    from rltop.view.chart_data import Overlay, build_figure
+    from rltop.view.chart_options import ChartOptions
+
+    values = np.ones(100)
+    values[50] = 1.6e6
+    series = Series("train/loss/value_avg")
+    series.append(np.arange(1, 101), 1e9 + np.arange(100.0), values, single_precision=False)
+    robust = build_figure(Overlay("r", "r", series, "smooth"), [], ChartOptions(), 400)
+    (line,) = [t for t in robust.traces if t.role == "line"]
+    edge = robust.ylim[1]
+    assert robust.clipped == 1 and edge < 2
+    assert line.y[50] == pytest.approx(1 + 0.4 * (edge - 1)) and line.y[49] == pytest.approx(1.0)
+    assert abs(line.y[56] - 1.0) < 0.05 * (edge - robust.ylim[0])  # back within a few points
+    every = build_figure(Overlay("r", "r", series, "smooth"), [], ChartOptions(ignore_outliers=False), 400)
+    (line,) = [t for t in every.traces if t.role == "line"]
+    assert every.clipped == 0 and line.y[50] == pytest.approx(1 + 0.4 * (1.6e6 - 1), rel=1e-3)

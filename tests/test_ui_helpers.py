@@ -84,8 +84,8 @@ def test_spark_rows_two_rows_and_non_finite_marks():
     assert len(rows) == 2 and all(len(row) == 5 for row in rows)
     assert rows[1][0] == "▁" and rows[0][3] == "█" and rows[1][4] == "×"
     flat = spark_rows(np.array([1.0, 1.0]), rows=2)
-    assert flat[0] == "  " and flat[1] == "▄▄"
-    assert spark_rows(np.array([1.0, np.nan]), rows=1) == ["▄×"]
+    assert flat[0] == "  " and flat[1] == "──"  # a constant is a flat line, not half-height bars
+    assert spark_rows(np.array([1.0, np.nan]), rows=1) == ["─×"]
 
 
 def test_builtin_themes_load_and_bad_theme_files_are_reported(tmp_path):

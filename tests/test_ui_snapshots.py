@@ -95,6 +95,22 @@ def test_overview_two_runs_at_40x20(snap_compare):
     assert snap_compare(app, terminal_size=(40, 20), run_before=_settled)
 
 
+def test_nine_runs_at_40x20_show_every_critical_or_count_it(snap_compare):
+    """A fifth of the screen for nine runs: the selected run and a hint counting the runs above and
+    below by level; alerts keep "(over)" and their numbers whole; names cut between words."""
+    app = preloaded_app(paths=[str(FIXTURES / "trl2")])
+    assert snap_compare(app, terminal_size=(40, 20), run_before=_settled)
+
+
+def test_detail_of_a_crashed_run_with_a_longer_run_ticked(snap_compare, utc):
+    """The 14-step run with its NaN keeps the whole x axis; the 2000-step run ticked beside it is
+    cut to it, and its legend says so."""
+    runs = [str(FIXTURES / "trl2" / name) for name in ("grpo_nan_crash", "grpo_long_healthy")]
+    app = preloaded_app(paths=runs, run="grpo_nan_crash")
+    ticked = _detail("train/grad_norm", "o", "space", "enter")  # grpo_long_healthy ticked
+    assert snap_compare(app, terminal_size=(100, 30), run_before=ticked)
+
+
 def test_names_of_a_seeded_and_resumed_folder(snap_compare, tmp_path):
     seeded_and_resumed(tmp_path)
     app = preloaded_app(paths=[str(tmp_path)])
@@ -144,7 +160,7 @@ def test_detail_seed_group_with_band(snap_compare, utc):
 
 def test_detail_cursor_readout(snap_compare, utc):
     app = preloaded_app("ppo_healthy", "ppo_unstable", run="ppo_unstable")
-    keys = ["left"] * 5 + ["shift+left"] * 8
+    keys = ["o", "space", "enter"] + ["left"] * 5 + ["shift+left"] * 8  # ppo_healthy ticked to compare
     assert snap_compare(app, terminal_size=(120, 36), run_before=_detail("train/objective/kl", *keys))
 
 

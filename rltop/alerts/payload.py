@@ -31,7 +31,7 @@ from rltop import __version__
 from rltop.alerts.events import ESCALATION, FINISH, RECOVERY, STALL, AlertEvent
 from rltop.ingest.storage import display as where
 from rltop.model.durations import iso_utc
-from rltop.model.names import visible
+from rltop.model.names import display_message, visible
 from rltop.model.run import Run
 from rltop.model.values import json_number
 
@@ -208,8 +208,11 @@ def label(payload: dict[str, Any]) -> str:
 
 
 def event_line(payload: dict[str, Any]) -> str:
-    """One line for a log or a toast: label, run, and the message (display-safe, as the payload)."""
-    return f"{label(payload)} {payload['display_name']}: {payload['message']}"
+    """One line for a log or a toast: label, run, and the message in display names (raw text:
+    escape it); the payload's own ``message`` stays the engine's words."""
+    message = display_message(payload["message"] or "", payload["tag"] or "", "", payload["run"] or "",
+                              payload["display_name"] or "")
+    return f"{label(payload)} {payload['display_name']}: {message}"
 
 
 def _body(payload: dict[str, Any]) -> str:

@@ -24,14 +24,17 @@ file. When stdout is not a terminal (a pipe, a file, cron) it prints a snapshot 
 `rltop snapshot` does; --once forces that.
 """
 
-EPILOG = """\
-keys: arrows/hjkl move, Enter detail chart, Esc back, / filter tags, r runs, [ ] previous/next run,
-      w worst run, v runs overview, a acknowledge, s smoothing and x x-axis (detail), p pause,
-      t theme, ? help, q quit (on every screen), Ctrl+P command palette (Screenshot)
-
+THEMES = """\
 themes: rltop-dark (default), rltop-light, rltop-ansi (automatic on 16-colour terminals), Textual's
         built-in themes, and your own TOML files in ~/.config/rltop/themes/ (see the README)
 """
+
+
+def epilog() -> str:
+    """Every key (the key table the footer and ``?`` show, `rltop.ui.keys`), then the themes."""
+    from rltop.ui.keys import keys_text  # plain data: no Textual
+
+    return keys_text() + "\n" + THEMES
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -42,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         NAME,
         help="live dashboard (the default: `rltop PATH` = `rltop app PATH`)",
         description=DESCRIPTION,
-        epilog=EPILOG,
+        epilog=epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_paths(parser, required=False)

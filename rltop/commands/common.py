@@ -19,7 +19,9 @@ from rltop.view.safe_text import visible
 if TYPE_CHECKING:
     from rltop.ingest.loader import LoadResult
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_UNREADABLE = 0, 1, 2, 3
+"""3: a snapshot whose input could not all be read (a garbage or unreadable event file): the
+verdict is incomplete, and a cron check must not pass on it."""
 MIN_POLL = 0.05  # seconds: a shorter --poll would busy-loop (1e-300 is accepted and raised to this)
 MAX_POLL = 3600.0
 
@@ -59,6 +61,14 @@ def add_paths(parser: argparse.ArgumentParser, required: bool = True) -> None:
         help="log directory (a TRL output_dir), run directory, event file or trainer_state.json, or a URL "
         "such as s3://bucket/prefix (any fsspec URL)" + ("" if required else " (default: .)"),
     )
+
+
+def add_format(parser: argparse._ActionsContainer, choices: tuple[str, ...], help: str | None = None) -> None:
+    """``-f/--format``, the same flag in every command; the first choice is the default."""
+    parser.add_argument(
+        "-f", "--format", choices=choices, default=choices[0],
+        help=help or f"output format: {', '.join(choices)} (default: {choices[0]})",
+    )  # fmt: skip
 
 
 def add_filters(parser: argparse.ArgumentParser) -> None:

@@ -7,7 +7,7 @@ import shutil
 import sys
 from typing import TYPE_CHECKING
 
-from rltop.commands.common import EXIT_OK, UsageError, add_paths, note
+from rltop.commands.common import EXIT_OK, UsageError, add_format, add_paths, note
 
 if TYPE_CHECKING:
     from rltop.model.run import Run
@@ -49,7 +49,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="only completions whose prompt or completion contains TEXT (case-insensitive)")
     parser.add_argument("--unique", action="store_true",
                         help="one line per distinct completion of a prompt group (marked with its count)")
-    parser.add_argument("--format", "-f", choices=("text", "jsonl", "markdown"), default="text")
+    add_format(parser, ("text", "jsonl", "markdown"))
     parser.add_argument("--runs", metavar="REGEX", help="only runs whose name matches this regex")
     parser.add_argument("--width", type=int, default=None, help="text width (default: the terminal's)")
 

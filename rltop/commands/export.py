@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rltop.commands.common import EXIT_OK, add_filters, add_paths, add_raw, load_or_fail
+from rltop.commands.common import EXIT_OK, add_filters, add_format, add_paths, add_raw, load_or_fail
 
 NAME = "export"
 
@@ -20,7 +20,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "when --runs or --tags matches nothing.",
     )
     add_paths(parser)
-    parser.add_argument("--format", choices=("csv", "jsonl"), default="csv", help="default: csv")
+    add_format(parser, ("csv", "jsonl"))
     add_filters(parser)
     add_raw(parser, "names")
     return parser

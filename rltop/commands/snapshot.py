@@ -15,12 +15,15 @@ from dataclasses import dataclass
 from rltop.commands.common import (
     EXIT_FINDINGS,
     EXIT_OK,
+    EXIT_UNREADABLE,
     UsageError,
     add_filters,
+    add_format,
     add_paths,
     add_raw,
     add_rules,
     load_or_fail,
+    note,
 )
 from rltop.report.formats import DEFAULT_WIDTH, FAIL_ON_CHOICES, FORMATS, MAX_WIDTH, MIN_WIDTH
 
@@ -43,11 +46,13 @@ formats:
 
 EPILOG = """\
 exit codes:
-  0  healthy: no run at or above --fail-on (always with --fail-on never)
+  0  healthy: no run at or above --fail-on (whatever the findings with --fail-on never)
   1  a run at or above --fail-on (default: critical): an active finding, or a critical
      one that is over (criticals latch)
   2  usage or input error (bad option, missing path, no event file, a --runs or --tags
      that matches nothing, bad rules file); one line on stderr
+  3  some input could not be read (a garbage, corrupt or unreadable file: each one is a
+     warning on stderr); the snapshot is still printed, without what could not be read
 
 A run that stopped logging is judged by the stall rule (no new point for much longer than
 its usual gap), unless it finished: it logged the end-of-training summary or reached its
@@ -96,9 +101,7 @@ class SnapshotOptions:
 
 def add_snapshot_options(parser: argparse._ActionsContainer, filters: bool = True) -> None:
     """The snapshot options (``filters`` adds ``--tags``/``--runs`` too), for any parser or group."""
-    parser.add_argument(
-        "--format", "-f", choices=FORMATS, default="text", help="output format (default: text)"
-    )
+    add_format(parser, FORMATS)
     parser.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
     parser.add_argument(
         "--width", type=int, metavar="N",
@@ -109,7 +112,8 @@ def add_snapshot_options(parser: argparse._ActionsContainer, filters: bool = Tru
         add_filters(parser)
     parser.add_argument(
         "--fail-on", choices=FAIL_ON_CHOICES, default="critical",
-        help="exit 1 when a run is at this level or worse (default: critical; never: always 0)",
+        help="exit 1 when a run is at this level or worse (default: critical; never: 0 whatever the "
+        "findings, still 3 when input could not be read)",
     )  # fmt: skip
     add_rules(parser)
     parser.add_argument(
@@ -139,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_snapshot(args: argparse.Namespace) -> int:
-    """Load, judge, render and write one snapshot; return 0, 1 (findings) or raise for exit 2.
+    """Load, judge, render and write one snapshot; return 0, 1 (findings), 3 (input that could not be
+    read: the verdict is incomplete, whatever the findings) or raise for exit 2.
 
     Bad input raises `UsageError`/`ValueError`/`OSError`, which `rltop.cli.main` turns into one
     line on stderr and exit code 2 (``rltop --once`` goes through the same ``main``).
@@ -172,6 +177,13 @@ def run_snapshot(args: argparse.Namespace) -> int:
         write_stdout(text)
     else:
         write_file(options.output, text)
+    if result.problems:
+        count = len(result.problems)
+        note(
+            f"{count} problem{'s' if count > 1 else ''} reading the input (above): exit code "
+            f"{EXIT_UNREADABLE}, the verdict leaves out what could not be read"
+        )
+        return EXIT_UNREADABLE
     return EXIT_FINDINGS if snapshot.fails(options.fail_on) else EXIT_OK
 
 

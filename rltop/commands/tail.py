@@ -11,6 +11,7 @@ fine: tail says once where it looks and waits for training to start.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import queue
 import signal
@@ -24,6 +25,7 @@ from rltop.commands.common import (
     EXIT_OK,
     EXIT_USAGE,
     add_filters,
+    add_format,
     add_paths,
     add_poll,
     add_raw,
@@ -51,7 +53,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "Ctrl-C. Warnings and run changes go to stderr. Waits when no event file exists yet.",
     )
     add_paths(parser)
-    parser.add_argument("--format", choices=("jsonl", "csv"), default="jsonl", help="default: jsonl")
+    add_format(parser, ("jsonl", "csv"))
     add_filters(parser)
     add_poll(parser)
     add_raw(parser, "names")
@@ -71,6 +73,9 @@ class _Tail:
         self.stop = threading.Event()
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()  # the watcher never waits for us
         self.writing_since: float | None = None
+        self.directories: dict[str, str] = {}
+        """Run -> its directory, from the "new run" events: what the runs' display names are made of."""
+        self._names: dict[str, str] = {}
 
     def on_signal(self, signum: int, frame: object) -> None:
         """SIGINT/SIGTERM: stop after the current line; abandon a write that is stuck."""
@@ -92,9 +97,21 @@ class _Tail:
 
     def show(self, batch: ChangeBatch) -> None:
         """Events on stderr, then the points on stdout, flushed."""
-        from rltop.ingest.feed import APPEARED, FALLBACK, REACHABLE, RELOADED, SESSION, WAITING
+        from rltop.ingest.feed import APPEARED, FALLBACK, REACHABLE, RELOADED, SESSION, STALLED, WAITING
 
         for event in batch.events:
+            if event.kind == APPEARED and event.run is not None and event.directory:
+                self.directories[event.run] = event.directory
+                self._names = {}
+            if event.kind == STALLED and event.run is not None:
+                # The run as the dashboard and the snapshot call it, not its path (the points
+                # on stdout keep the exact name).
+                event = dataclasses.replace(
+                    event,
+                    message=event.message.replace(
+                        f"run {event.run}:", f"run {self.display_name(event.run)}:", 1
+                    ),
+                )
             # A reload follows the reader's warning about the file: a note that the run's points
             # come again, not a second warning.
             if event.kind in (WAITING, FALLBACK, RELOADED, SESSION, REACHABLE) or (
@@ -106,6 +123,14 @@ class _Tail:
                 sys.stderr.flush()
         if batch.points:
             self.write_points(batch.points)
+
+    def display_name(self, run: str) -> str:
+        """``run``'s display name among the runs seen so far (`rltop.view.names`)."""
+        if not self._names:
+            from rltop.view.names import run_display_names
+
+            self._names = run_display_names(self.directories)
+        return self._names.get(run, run)
 
     def write_points(self, batches: list[PointsBatch]) -> None:
         """Each point as one line, written in chunks (a stop request is honoured between them)."""

@@ -24,6 +24,7 @@ from rltop.commands.common import (
     EXIT_OK,
     EXIT_USAGE,
     add_filters,
+    add_format,
     add_paths,
     add_poll,
     add_rules,
@@ -75,12 +76,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_paths(parser)
-    parser.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help="text: one line per event on stderr (default); json: JSON lines on stdout",
-    )
+    add_format(parser, ("text", "json"),
+               help="text: one line per event on stderr (default); json: JSON lines on stdout")
     add_filters(parser)
     add_poll(parser)
     add_rules(parser)

@@ -28,7 +28,7 @@ from rltop.ingest.feed import (
 )
 from rltop.ingest.runfiles import RunFiles, reading_failed
 from rltop.ingest.sessions import SessionGrouper, in_time_order
-from rltop.model.durations import format_duration
+from rltop.model.durations import format_duration, format_gap
 
 STALL_AFTER = 300.0  # seconds without new data before a live run is reported stalled (at least)
 STALL_GAP_FACTOR = 3.0  # ... and at least this many times its longest recent gap between writes
@@ -402,9 +402,12 @@ class Tracker:
             idle = now - tracked.last_change
             if idle >= limit:
                 tracked.stalled = True
+                gaps = sorted(tracked.gaps)
+                usual = f", usual gap {format_gap(gaps[len(gaps) // 2])}" if gaps else ""
+                # "run NAME:" leads the message: front ends put the run's display name there.
                 self._event(
                     STALLED,
                     tracked.name,
-                    f"run {tracked.name}: no new data for {format_duration(idle)} "
+                    f"run {tracked.name}: no new data for {format_duration(idle)}{usual} "
                     f"({tracked.files.kind.quiet_hint})",
                 )

@@ -39,7 +39,7 @@ from typing import Any
 from rltop.ingest.reading import INT64_MAX, INT64_MIN, Columns, Decoded, points_of, step_fits
 from rltop.ingest.trainer_state import tag_of
 from rltop.model.durations import is_date
-from rltop.model.run import EXIT_CODE
+from rltop.model.run import EXIT_CODE, RUN_TITLE
 
 STEP = "_step"
 TIMESTAMP = "_timestamp"
@@ -154,6 +154,7 @@ class RunRecords:
             self._config(record.config)
         elif kind == "run":
             self.run_name = record.run.display_name or record.run.run_id
+            self._config_changed = True  # the name reaches the run with its config (`Run.title`)
             self._config(record.run.config)
         elif kind == "metric":
             self._metric(record.metric)
@@ -296,6 +297,8 @@ class RunRecords:
         config = dict(self.config)
         if self.exit_code is not None:
             config[EXIT_CODE] = self.exit_code
+        if self.run_name:
+            config[RUN_TITLE] = self.run_name
         return config
 
     def steps_note(self) -> str | None:

@@ -7,8 +7,10 @@ its finite minimum and maximum (`downsample_minmax`), and the one value a sparkl
 equal slices of the points in arrival order (as TensorBoard and Textual's Sparkline bucket them),
 not of steps: GRPO logs some tags only every few steps, and step buckets would show false gaps.
 
-Non-finite values (NaN, ±Inf) never reach a column's value: a column with no finite value is NaN,
-which `rltop.view.spark` draws as its non-finite mark, so callers can hand any series to any renderer.
+Non-finite values (NaN, ±Inf) never reach a column's value. A sparkline column that holds one is
+NaN, which `rltop.view.spark` draws as its non-finite mark: a NaN is seen where it happened at any
+width (in a 5-cell narrow line too, where it shares its column with finite points), so callers can
+hand any series to any renderer.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ def sparkline_values(values: np.ndarray, width: int) -> np.ndarray:
     both neighbouring columns' means by more than `SPIKE_FACTOR` times the typical half-range of a
     column: then it shows that extreme. So a smooth curve or plain noise draws as its local level,
     and a lone spike (up or down) is never averaged away, however many points share its column.
+    A column holding a non-finite point is NaN (drawn as the non-finite mark): one NaN among a
+    thousand points is never averaged away either.
     """
     values = np.asarray(values, dtype=np.float64)
     mins, maxs = downsample_minmax(values, width)
@@ -77,7 +81,9 @@ def sparkline_values(values: np.ndarray, width: int) -> np.ndarray:
         below = lowest - mins
         spike_up = (above > SPIKE_FACTOR * typical) & ~(below > above)
         spike_down = (below > SPIKE_FACTOR * typical) & ~spike_up
-    return np.where(spike_up, maxs, np.where(spike_down, mins, means))
+    shown = np.where(spike_up, maxs, np.where(spike_down, mins, means))
+    shown[counts < np.diff(column_bounds(values.shape[0], width))] = np.nan  # a NaN or ±Inf inside
+    return shown
 
 
 def _neighbour_bounds(levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -11,6 +11,7 @@ retitle the user's terminal and ``\\u202e`` would reverse the rest of a line, on
 chat message. `visible` is the one function that makes such text safe to show: every control,
 format, bidi and invisible character becomes its escape. The terminal front ends
 (`rltop.view.safe_text`) and every alert channel (`rltop.alerts.payload`) use it.
+`display_message` puts display names into a finding's message (a stall names its run by path).
 """
 
 from __future__ import annotations
@@ -75,3 +76,11 @@ def visible(text: str) -> str:
     interpretation (Rich `Text`, never markup; HTML-escaped where a server reads HTML).
     """
     return _UNSAFE.sub(_escape_char, text)
+def display_message(message: str, tag: str, metric: str, run: str, run_name: str) -> str:
+    """A finding's message in display names: its leading ``tag`` becomes ``metric`` (when given),
+    and in a run-wide message (a stall) ``run <path>`` becomes ``run <run_name>``."""
+    if tag and metric and message.startswith(tag):
+        return metric + message[len(tag) :]
+    if not tag and run_name and run and f"run {run} " in message:
+        return message.replace(f"run {run} ", f"run {run_name} ", 1)
+    return message

@@ -17,6 +17,8 @@ CONFIG_TAG = "args/text_summary"
 # The key of `Run.source_config` under which a source that records how the process ended (a W&B
 # run's exit record) puts its exit code: "_" keeps it apart from every logged setting.
 EXIT_CODE = "_exit_code"
+RUN_TITLE = "_run_title"
+"""Key of `Run.source_config` for the name the tracker gave the run (W&B's run name)."""
 
 
 @dataclass
@@ -191,6 +193,13 @@ class Run:
         """The training process's exit code, when its source recorded one (W&B's exit record)."""
         code = (self.source_config or {}).get(EXIT_CODE)
         return code if isinstance(code, int) and not isinstance(code, bool) else None
+
+    @property
+    def title(self) -> str:
+        """The name the run's tracker gave it (a W&B run name), "" when its source has none: what
+        screens call the run (`rltop.view.names.store_display_names`) rather than its folder."""
+        title = (self.source_config or {}).get(RUN_TITLE)
+        return title if isinstance(title, str) else ""
 
     @property
     def last_step(self) -> int | None:

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 from rltop.model.completions import StepCompletions
 from rltop.model.run import Run
+from rltop.view.cells import cell_len
 from rltop.view.completions import CompletionRow, caption, reward_line
 from rltop.view.numbers import format_short
 from rltop.view.safe_text import markdown_code, markdown_text, visible
@@ -41,6 +42,33 @@ def _wrap(lines: list[str], width: int, indent: str) -> list[str]:
     return out
 
 
+SEPARATOR = " · "
+
+
+def _fold(line: str, width: int, indent: str = "  ") -> list[str]:
+    """One line of facts (``a · b · c``) in lines of at most ``width`` cells: cut between the facts
+    (the ``·`` ends the line), a fact too long for a line between its words; the lines after the
+    first indented."""
+    width = max(width, 10)
+    facts = line.split(SEPARATOR)
+    pieces = [fact + SEPARATOR.rstrip() for fact in facts[:-1]] + facts[-1:]
+    lines: list[str] = []
+    current = ""
+    for piece in pieces:
+        joined = f"{current} {piece}" if current else (indent if lines else "") + piece
+        if cell_len(joined) <= width:
+            current = joined
+            continue
+        if current:
+            lines.append(current)
+        wrapped = textwrap.wrap(piece, width=width, initial_indent=indent, subsequent_indent=indent,
+                                break_on_hyphens=False) or [indent]
+        lines.extend(wrapped[:-1])
+        current = wrapped[-1]
+    lines.append(current)
+    return lines
+
+
 def row_header(row: CompletionRow) -> str:
     """``#3 · group 1 · reward 1.5 (x 1, y 0.5) · advantage 0.23 · 16 chars · at cap · ×14 identical``."""
     parts = [f"#{row.number}", f"group {row.group}"]
@@ -57,16 +85,17 @@ def row_header(row: CompletionRow) -> str:
 
 def text_lines(step: StepCompletions, rows: list[CompletionRow], run: Run | None, width: int = 100,
                title: str = "") -> Iterator[str]:  # fmt: skip
-    """The human-readable listing, wrapped to ``width``."""
+    """The human-readable listing, every line wrapped to ``width`` (the caption and the row headers
+    too, between their words, continued with an indent)."""
     if title:
-        yield visible(title)
-    yield caption(step.summary, run)
+        yield from _fold(visible(title), width)
+    yield from _fold(caption(step.summary, run), width)
     means = reward_line(step.summary)
     if means:
-        yield f"means: {means}"
+        yield from _fold(f"means: {means}", width)
     for row in rows:
         yield ""
-        yield row_header(row)
+        yield from _fold(row_header(row), width)
         yield "  prompt:"
         yield from _wrap(row.prompt, width, "    ")
         yield "  completion:"

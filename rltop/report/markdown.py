@@ -8,6 +8,7 @@ never breaks a table. Sparklines are `MARKDOWN_SPARK_WIDTH` glyphs wide.
 from __future__ import annotations
 
 from rltop.health.findings import Finding, Level
+from rltop.model.names import display_message
 from rltop.report.group_report import groups_markdown
 from rltop.report.snapshot import Snapshot
 from rltop.view.config import config_value
@@ -86,9 +87,10 @@ def _findings(run: RunView) -> list[str]:
         over = "" if finding.active or finding.is_note else " (over)"
         title = markdown_text(finding.title or finding.rule) + over
         tag = markdown_code(finding.tag) if finding.tag else ""
+        message = display_message(finding.message, finding.tag, "", finding.run, run.display_name)
         lines.append(
             f"| {_finding_mark(finding)} | {title} | {tag} | {_steps(finding)} "
-            f"| {markdown_text(finding.message)} | {markdown_text(finding.advice)} |"
+            f"| {markdown_text(message)} | {markdown_text(finding.advice)} |"
         )
     return lines
 
@@ -106,7 +108,7 @@ def _metric_table(rows: list[MetricView]) -> list[str]:
     lines = ["| metric | history | last | min | max | trend | level |", "|---|---|--:|--:|--:|:-:|---|"]
     for row in rows:
         stats = row.stats
-        spark = sparkline_text(row.values, MARKDOWN_SPARK_WIDTH)
+        spark = sparkline_text(row.values, MARKDOWN_SPARK_WIDTH, row.band)
         name = markdown_code(row.name)
         if stats.non_finite:
             name += f" ({stats.non_finite} NaN/Inf)"

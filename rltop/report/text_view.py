@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rltop.health.findings import Finding, Level
+from rltop.model.names import display_message
 from rltop.report.formats import MIN_WIDTH
 from rltop.report.snapshot import Snapshot
 from rltop.view.config import config_value
@@ -153,11 +154,11 @@ def _findings(run: RunView) -> list[RenderableType]:
     grid.add_column(ratio=1, overflow="fold")
     for finding in run.findings:
         badge = Text(NOTE_NAME, style="dim") if finding.is_note else level_text(finding.level)
-        grid.add_row(badge, _finding_body(finding))
+        grid.add_row(badge, _finding_body(finding, run.display_name))
     return [Text(f"Findings ({', '.join(counts)})", style="bold"), grid]
 
 
-def _finding_body(finding: Finding) -> Text:
+def _finding_body(finding: Finding, run_name: str) -> Text:
     body = Text()
     if finding.title:
         body.append(visible(finding.title), style="bold")
@@ -165,7 +166,7 @@ def _finding_body(finding: Finding) -> Text:
             # The episode is over (the metric recovered); the message says when.
             _append(body, " (over)", style="dim")
         _append(body, ": ")
-    body.append(visible(finding.message))
+    body.append(visible(display_message(finding.message, finding.tag, "", finding.run, run_name)))
     if finding.advice:
         body.append("\n")
         body.append(f"→ {visible(finding.advice)}", style="dim")
@@ -228,7 +229,7 @@ def _metric_lines(row: MetricView, layout: _Layout) -> list[Text]:
     else:
         line.append_text(name)
         _pad(line, layout.name - name.cell_len)
-    spark = sparkline_text(row.values, layout.spark)
+    spark = sparkline_text(row.values, layout.spark, row.band)
     _pad(line, 1)
     line.append(spark, style=style)
     _pad(line, layout.spark - len(spark))

@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual import events, on
 from textual.app import App, SystemCommand
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 
 from rltop.ingest.storage import display as display_root
 from rltop.ui import themes
 from rltop.ui.follow_focus import redirect_key
+from rltop.ui.key_bindings import bindings
+from rltop.ui.keys import DASHBOARD_KEYS
 from rltop.ui.messages import LiveBatch, OpenCompletions, ReadProgress, WatcherFailed
 from rltop.ui.palette import palette_commands
 from rltop.ui.screens.dashboard import DashboardScreen
@@ -65,15 +66,7 @@ class RltopApp(App[int]):
 
     CSS_PATH = "app.tcss"
     TITLE = "rltop"
-    BINDINGS = [
-        # Footer order = importance: a 40-column pane shows only the first few.
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("q", "quit", "Quit"),
-        Binding("r", "runs", "Runs"),
-        Binding("p", "pause", "Pause"),
-        Binding("t", "next_theme", "Theme"),
-        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
-    ]
+    BINDINGS = bindings(DASHBOARD_KEYS, "app")  # the key table: the footer shows what ? lists
 
     def __init__(
         self,
@@ -407,11 +400,17 @@ class RltopApp(App[int]):
 
     def open_completions(self, step: int | None, tag: str | None = None, run: str | None = None) -> None:
         """Show the completions of ``run`` (default: the current one) at ``step`` (None: the newest)."""
-        from rltop.ui.screens.completions import CompletionsScreen
+        from rltop.ui.screens.completions import NO_COMPLETIONS, CompletionsScreen
 
         name = run or (self.session.current if self.session is not None else None)
-        if name is not None and name in self.store.runs:
-            self.push_screen(CompletionsScreen(name, step, tag))
+        if name is None or name not in self.store.runs:
+            return
+        index = self.store.runs[name].completions
+        if not index and not index.note:  # nothing to show: say so, not a screen of keys that do nothing
+            label = visible(self.session.display_name(name))
+            self.notify(f"{label}: {NO_COMPLETIONS}", timeout=4, markup=False)
+            return
+        self.push_screen(CompletionsScreen(name, step, tag))
 
     @on(OpenCompletions)
     def _open_completions(self, message: OpenCompletions) -> None:

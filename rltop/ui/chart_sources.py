@@ -1,11 +1,12 @@
 """Which runs a chart of one metric overlays, in which colours, with which thresholds (no Textual).
 
-The detail screen draws the shown run with every other run that logs the same tag (those ticked in
-the overlay checklist), each in a colour that stays with it while others are unticked. When the run
-belongs to a seed group and the group view is on, the group's ticked members are drawn as a mean
-line and a band instead, members faint; runs outside the group are overlaid as usual. The grid's
-small charts draw the shown run alone. Both get the band along the series and the episodes of the
-metric's findings.
+The detail screen draws the shown run, with its seed group when it has one, and the other runs
+ticked in its overlay checklist (`ChartOptions.overlays`), each in a colour that stays with it while
+others are unticked: nothing besides the run you look at is drawn unless it was asked for, and the
+checklist's ticks are exactly what is drawn. When the group view is on, the group's ticked members
+are drawn as a mean line and a band, members faint; runs outside the group are overlaid as lines.
+The grid's small charts draw the shown run alone. Both get the band along the series and the
+episodes of the metric's findings.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class ChartSources:
     candidates: list[tuple[str, str]] = field(default_factory=list)
     """(run, display name) of every other run that logs this tag: the checklist's choices."""
     group: SeedGroup | None = None
+    picked: frozenset[str] = frozenset()
+    """The other runs drawn (the checklist's ticks): the picked ones, else the seed group's."""
 
     def version(self) -> tuple:
         """Changes whenever something drawn changes."""
@@ -70,10 +73,11 @@ def metric_sources(session: Session, run: str, tag: str, options: ChartOptions,
                           if len(session.store.runs[name].series.get(tag) or ())]
     group = group_of(session.seed_groups(), run)
     sources.group = group
+    sources.picked = overlay_picks(run, options, group) & {name for name, _ in sources.candidates}
     in_group = set(group.runs) if group is not None and options.group else set()
     members = [main] if in_group else []
     for index, (name, label) in enumerate(sources.candidates):
-        if name in options.hidden_runs:
+        if name not in sources.picked:
             continue
         other = session.store.runs[name].series[tag]
         if name in in_group:
@@ -82,3 +86,11 @@ def metric_sources(session: Session, run: str, tag: str, options: ChartOptions,
             sources.others.append(Overlay(name, label, other, f"other-{index % OTHER_COLOURS + 1}"))
     sources.members = members if len(members) > 1 else None
     return sources
+
+
+def overlay_picks(run: str, options: ChartOptions, group: SeedGroup | None) -> frozenset[str]:
+    """The other runs the chart of ``run`` draws: those ticked in its checklist, else its seed group."""
+    picked = options.overlays.get(run)
+    if picked is not None:
+        return picked
+    return frozenset(group.runs) - {run} if group is not None else frozenset()

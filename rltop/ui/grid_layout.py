@@ -58,3 +58,22 @@ def grid_shape(width: int, height: int, available: int, room: int | None = None)
     columns = math.ceil(count / rows)  # fewer charts than slots: wider charts, no empty slot
     row_height = min(CHART_MAX_HEIGHT, max(CHART_MIN_HEIGHT, budget // rows))
     return columns, rows, row_height
+
+
+def no_grid_reason(width: int, height: int, available: int, room: int) -> str | None:
+    """Why `grid_shape` draws no chart at this size (None when it draws some): said when ``c`` asks."""
+    if width < GRID_MIN_WIDTH or height < GRID_MIN_HEIGHT:
+        return (
+            f"charts need a terminal of at least {GRID_MIN_WIDTH} × {GRID_MIN_HEIGHT} "
+            f"(this one: {width} × {height})"
+        )
+    if available <= 0:
+        return "no metric to chart (the filter leaves none)"
+    budget = min(int(height * GRID_SHARE), room - CARDS_MIN_HEIGHT)
+    if budget < CHART_MIN_HEIGHT:
+        return (
+            f"no room for charts: the header, the runs overview and the alerts leave {max(room, 0)} of "
+            f"{height} lines, and a row of charts takes {CHART_MIN_HEIGHT} plus {CARDS_MIN_HEIGHT} for "
+            "the cards (v hides the overview)"
+        )
+    return None

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rltop.health.findings import Finding, Level
+from rltop.model.names import display_message
 
 
 @dataclass(frozen=True)
@@ -60,14 +61,8 @@ class AlertView:
     def message(self) -> str:
         """The finding's message in display names: its leading tag becomes the metric's name, the
         run's path (in a run-wide message such as a stall) the run's."""
-        message = self.finding.message
-        tag = self.finding.tag
-        if tag and self.metric and message.startswith(tag):
-            return self.metric + message[len(tag) :]
-        run = self.finding.run
-        if not tag and self.run_name and run and f"run {run} " in message:
-            return message.replace(f"run {run} ", f"run {self.run_name} ", 1)
-        return message
+        finding = self.finding
+        return display_message(finding.message, finding.tag, self.metric, finding.run, self.run_name)
 
 
 def is_live(finding: Finding, tag_levels: Mapping[str, Level]) -> bool:

@@ -14,6 +14,7 @@ palette. Long series are downsampled per column keeping each column's extremes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,8 +25,18 @@ from rltop.model.series import Series
 from rltop.model.smoothing import ema_debiased
 from rltop.view.chart_group import GroupLines, aligned_group
 from rltop.view.chart_options import ChartOptions
-from rltop.view.chart_scale import YScale, choose_scale, padded, robust_limits, x_ticks, x_values, y_ticks
+from rltop.view.chart_scale import (
+    YScale,
+    choose_scale,
+    padded,
+    robust_limits,
+    x_text,
+    x_ticks,
+    x_values,
+    y_ticks,
+)
 
+XRange = tuple[float, float]
 THRESHOLD_REACH = 0.35
 """A threshold line within this share of the data's range of it is brought into view."""
 LINE_LEVELS = {"warn_low": "warn", "warn_high": "warn", "crit_low": "crit", "crit_high": "crit"}
@@ -107,6 +118,9 @@ class Figure:
     off_chart: list[str] = field(default_factory=list)
     """Threshold lines too far from the data to draw ("crit_high")."""
     group: GroupLines | None = None
+    cut: list[tuple[str, str]] = field(default_factory=list)
+    """(label, its own x range as text) of each overlaid run cut to the shown run's x range: the
+    legend and the caption say so."""
 
     @property
     def empty(self) -> bool:
@@ -126,7 +140,7 @@ def visible_range(extent: tuple[float, float], options: ChartOptions) -> tuple[f
     return low, high
 
 
-def full_extent(overlays: list[Overlay], mode: str) -> tuple[float, float] | None:
+def full_extent(overlays: Sequence[Overlay], mode: str) -> tuple[float, float] | None:
     """The x range of all points of ``overlays`` (None when none has a point)."""
     extents = [x_values(o.series, mode) for o in overlays if len(o.series)]
     if not extents:
@@ -134,10 +148,34 @@ def full_extent(overlays: list[Overlay], mode: str) -> tuple[float, float] | Non
     return min(float(x[0]) for x in extents), max(float(x[-1]) for x in extents)
 
 
-def figure_range(overlays: list[Overlay], options: ChartOptions) -> tuple[float, float] | None:
-    """The x range a chart of ``overlays`` shows with ``options`` (zoom and window applied)."""
-    extent = full_extent(overlays, options.x_mode)
+def chart_extent(main: Overlay, others: Sequence[Overlay], options: ChartOptions) -> XRange | None:
+    """The x range before any zoom: the shown run's own, so that a longer run overlaid never squeezes
+    it into a few columns (the others are cut to it); every run's with ``fit_all``, or when the
+    shown run has no point yet."""
+    if not options.fit_all and len(main.series):
+        return full_extent([main], options.x_mode)
+    return full_extent([main, *others], options.x_mode)
+
+
+def figure_range(main: Overlay, others: Sequence[Overlay], options: ChartOptions) -> XRange | None:
+    """The x range a chart of ``main`` and ``others`` shows with ``options`` (zoom and window applied)."""
+    extent = chart_extent(main, others, options)
     return None if extent is None else visible_range(extent, options)
+
+
+def cut_runs(main: Overlay, others: Sequence[Overlay],
+             options: ChartOptions) -> list[tuple[Overlay, float, float]]:
+    """(run, first x, last x) of each of ``others`` that reaches outside the x range before zoom:
+    the runs the chart cuts to the shown run's range (empty with ``fit_all``)."""
+    extent = chart_extent(main, others, options)
+    if extent is None or options.fit_all:
+        return []
+    cut = []
+    for other in others:
+        own = full_extent([other], options.x_mode)
+        if own is not None and (own[0] < extent[0] or own[1] > extent[1]):
+            cut.append((other, own[0], own[1]))
+    return cut
 
 
 @dataclass
@@ -176,7 +214,8 @@ def build_figure(
     """
     mode = options.x_mode
     group_view = bool(members) and len(members) > 1
-    shown_range = figure_range([main, *others, *(members or [])], options)
+    overlaid = [*others, *(members or [])[1:]]
+    shown_range = figure_range(main, overlaid, options)
     if shown_range is None:
         return Figure(x_mode=mode)
     low, high = shown_range
@@ -184,6 +223,9 @@ def build_figure(
     shown_main = _shown(main, mode, weight, low, high)
     shown_others = [_shown(o, mode, weight, low, high) for o in others]
     figure = Figure(x_mode=mode)
+    figure.cut = [(o.label, f"{x_text(first, mode)}–{x_text(last, mode)}")
+                  for o, first, last in cut_runs(main, overlaid, options)]
+    cut_labels = dict(figure.cut)
     raw_values = shown_main.values
     drawn = [shown_main.values] if not group_view else []
     drawn += [s.smooth for s in shown_others]
@@ -210,8 +252,13 @@ def build_figure(
             drawn_main = scale.forward(shown_main.values)
             figure.clipped = int(((drawn_main < ylow) | (drawn_main > yhigh)).sum())
     for shown in shown_others:
-        figure.traces.append(_line(shown, scale, columns, figure, shown.overlay.label, "line"))
+        label = shown.overlay.label
+        if label in cut_labels:  # on the chart itself: this run is longer than the range shown
+            label = f"{label} (cut; {cut_labels[label]})"
+        figure.traces.append(_line(shown, scale, columns, figure, label, "line"))
     if not group_view:
+        if figure.clipped:
+            shown_main = _smoothed_within(shown_main, scale, weight, figure.ylim)
         own = _line(shown_main, scale, columns, figure, main.label if others else None, "line")
         figure.traces.append(own)
     figure.thresholds = _threshold_traces(band, shown_main, scale, columns, figure)
@@ -222,6 +269,28 @@ def build_figure(
     figure.xticks = x_ticks(figure.xlim[0], figure.xlim[1], mode, tick_counts[0])
     figure.yticks = y_ticks(ylow, yhigh, scale, tick_counts[1])
     return figure
+
+
+def _smoothed_within(shown: _Shown, scale: YScale, weight: float, ylim: tuple[float, float]) -> _Shown:
+    """``shown`` with its smoothed curve computed from the values as drawn: a point off the chart
+    counts at the edge it is marked at (``↑``/``↓``), not at its own height.
+
+    Outlier-robust scaling leaves a spike off the chart; averaged in at its full height it would hold
+    the smoothed curve at the edge for many points after the values are back (a 1.6e6 value-loss
+    spike over values near 1: 16 steps pinned at the top), hiding the recovery. Counted at the edge,
+    it still lifts the curve, which comes back with the values within a few points.
+    """
+    values = shown.overlay.series.values
+    with np.errstate(invalid="ignore"):
+        drawn = scale.forward(values)
+        high, low = np.isfinite(values) & (drawn > ylim[1]), np.isfinite(values) & (drawn < ylim[0])
+    if not (high.any() or low.any()):
+        return shown
+    edges = scale.inverse(np.array([ylim[0], ylim[1]]))
+    held = np.where(high, edges[1], np.where(low, edges[0], values))
+    smooth = ema_debiased(held, weight)
+    end = shown.start + len(shown.x)
+    return _Shown(shown.overlay, shown.x, shown.values, smooth[shown.start : end], shown.start)
 
 
 def _with_thresholds(limits: tuple[float, float], band: BandTrack | None, shown: _Shown,

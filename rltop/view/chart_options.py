@@ -38,10 +38,18 @@ class ChartOptions:
     group: bool = True
     """A run of a seed group is drawn with its group: mean line, band, members faint."""
     band: str = "minmax"
-    hidden_runs: set[str] = field(default_factory=set)
-    """Runs unticked in the overlay checklist (the shown run itself is always drawn)."""
+    overlays: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Shown run -> the other runs ticked in its overlay checklist: exactly what its chart draws
+    besides it. A run without an entry draws its seed group (none when it has no group): a chart
+    shows the run you are looking at, not every run under the path."""
+    fit_all: bool = False
+    """The x range spans every run drawn (``f``); by default it is the shown run's own, so a long
+    run overlaid never squeezes a short one into a few columns (the longer runs are cut, and the
+    chart says so)."""
 
     def key(self) -> tuple:
         """Everything that changes the picture (for caches)."""
         return (self.smoothing, self.x_mode, self.log_y, self.ignore_outliers, self.zoom, self.window,
-                self.group, self.band, tuple(sorted(self.hidden_runs)))
+                self.group, self.band, tuple(sorted((run, tuple(sorted(picked)))
+                                                    for run, picked in self.overlays.items())),
+                self.fit_all)

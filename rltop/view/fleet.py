@@ -30,11 +30,13 @@ def state_counts(runs: Iterable[RunView]) -> list[tuple[str, int]]:
 
 
 def worst_run(runs: Sequence[RunView]) -> RunView | None:
-    """The run that needs a look first: worst level, then one with points, then the latest news."""
+    """The run that needs a look first: worst level, then the worst level still active (a NaN that
+    is happening now before a critical episode that is over), then one with points, then the
+    latest news."""
 
-    def key(run: RunView) -> tuple[int, bool, float, str]:
+    def key(run: RunView) -> tuple[int, int, bool, float, str]:
         moment = max(run.last_point_wall_time or 0.0, run.last_change_time or 0.0)
-        return (int(run.level), not run.empty, moment, run.name)
+        return (int(run.level), int(run.live_level), not run.empty, moment, run.name)
 
     return max(runs, key=key) if runs else None
 

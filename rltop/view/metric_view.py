@@ -42,6 +42,9 @@ class MetricView:
     back to normal keeps it ("had CRIT") until `a`, so a blow-up never goes unseen."""
     version: tuple[int, int] = (0, 0)
     """(point count, purged count) of the series when the view was built: a cheap change check."""
+    band: tuple[float | None, ...] = (None, None, None, None)
+    """(warn_low, warn_high, crit_low, crit_high) of the rules on this tag (`RunHealth.band`): the
+    sparkline's scale never makes noise far under them look like a swing (`rltop.view.spark`)."""
     _stats: SeriesStats | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self, stats_given: SeriesStats | None) -> None:
@@ -96,7 +99,13 @@ def build_metric_view(run: Run, tag: str, health: RunHealth | None, name: str) -
         findings=list(findings),
         mark=mark,
         version=series_version(series),
+        band=_band(health, tag),
     )
+
+
+def _band(health: RunHealth | None, tag: str) -> tuple[float | None, ...]:
+    band = getattr(health, "band", None)  # test doubles of RunHealth may have no bands
+    return tuple(band(tag)) if band is not None else (None, None, None, None)
 
 
 def _mark(health: RunHealth | None, tag: str) -> Level:

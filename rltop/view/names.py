@@ -2,11 +2,12 @@
 
 Both keep what tells things apart and drop what they share:
 
-- A run is named after its experiment folder. The parts of the path that every run shares (common
-  prefix and suffix) go, and so do TRL's ``runs/`` folder and the ``<Mon>DD_HH-MM-SS_<host>`` session
-  folders that transformers creates, unless two runs would then collide (two sessions of one
-  ``output_dir``): only those keep their session. A lone folder name such as ``seed_1`` or ``logs``
-  keeps its parent (``grpo_seeds/seed_1``).
+- A run is named by the name its tracker gave it (a W&B run name), else after its experiment
+  folder. The parts of the path that every run shares (common prefix and suffix) go, and so do
+  TRL's ``runs/`` folder and the ``<Mon>DD_HH-MM-SS_<host>`` session folders that transformers
+  creates, unless two runs would then collide (two sessions of one ``output_dir``): only those keep
+  their session. A lone folder name such as ``seed_1`` or ``logs`` keeps its parent
+  (``grpo_seeds/seed_1``).
 - A metric is named after its tag without ``train/`` (`metric_names`); where a column is narrow,
   the label drops segments from the outside in, keeping the part no other metric has
   (`metric_labels`: ``rewards/length_reward/mean`` -> ``length_reward/mean``), is never cut inside
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 from rltop.model.catalog import SPLITS, describe
 from rltop.model.names import display_name as path_text
 from rltop.view.cells import cell_len
-from rltop.view.text_fit import elisions
+from rltop.view.text_fit import elisions, pick_distinct
 
 if TYPE_CHECKING:  # the dashboard's first frame imports this module: numpy must not come with it
     from rltop.model.run import Store
@@ -78,14 +79,7 @@ def metric_labels(names: Sequence[str], width: int) -> dict[str, str]:
     choices = {name: _label_choices(name, width, windows[name], counts) for name in names}
     labels = {name: options[0] for name, options in choices.items()}
     _drop_families_alike(labels, windows, counts, width)
-    used = Counter(labels.values())
-    for name in names:  # two names cut the same way: the second takes its next way to fit
-        if used[labels[name]] > 1:
-            spare = next((option for option in choices[name][1:] if not used[option]), None)
-            if spare is not None:
-                used[labels[name]] -= 1
-                labels[name] = spare
-                used[spare] += 1
+    labels, used = pick_distinct(choices, labels)
     # Nothing distinct left (a name that is part of another one, eval/x next to x): full names then.
     return {name: label if used[label] == 1 else name for name, label in labels.items()}
 
@@ -258,5 +252,18 @@ def _session_labels(sessions: dict[str, str | None]) -> dict[str, str]:
 
 
 def store_display_names(store: Store) -> dict[str, str]:
-    """`run_display_names` of every run in ``store`` (run name -> display name)."""
-    return run_display_names({name: run.directory for name, run in store.runs.items()})
+    """Run name -> display name of every run in ``store``: the name its tracker gave it (a W&B run
+    name, `Run.title`) when it has one that its folder does not already say and no other run
+    shares, else `run_display_names` of its folder."""
+    names = run_display_names({name: run.directory for name, run in store.runs.items()})
+    titles = {name: run.title for name, run in store.runs.items() if _own_title(run.title, run.directory)}
+    if titles:
+        taken = Counter([*titles.values(), *(shown for name, shown in names.items() if name not in titles)])
+        names.update({name: title for name, title in titles.items() if taken[title] == 1})
+    return names
+
+
+def _own_title(title: str, directory: str) -> bool:
+    """A tracker's name that says more than the folder: not empty, not the run's id (a W&B run without
+    a name is called by its id, which its folder ``run-<date>-<id>`` already holds)."""
+    return bool(title.strip()) and title not in path_text(directory)

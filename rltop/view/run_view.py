@@ -81,6 +81,12 @@ class RunView:
         return visible(self.display_name)
 
     @property
+    def live_level(self) -> Level:
+        """The worst level of the findings still active: a critical whose episode is over (latched
+        until acknowledged) counts in `level`, not here."""
+        return max((Level(f.level) for f in self.findings if f.active and not f.is_note), default=Level.OK)
+
+    @property
     def state(self) -> str:
         """ "critical", "warn", "ok", or "empty": an empty run is ok to the engine (nothing to judge)
         but must never read as healthy."""

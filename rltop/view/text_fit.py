@@ -4,6 +4,7 @@ boundaries, messages cut between words so that every number stays whole."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from rltop.view.cells import cell_len, cut_cells, cut_cells_left
 
@@ -77,12 +78,44 @@ def word_cuts(word: str, width: int, cut_words: bool = True) -> list[str]:
 
 
 def cut_middle(word: str, width: int) -> str:
-    """``head…tail`` of ``width`` cells, cut at word boundaries where possible: both ends of a long
-    run name tell it apart (``grpo_lr1e-4_beta0.04…seed_3``)."""
+    """``head…tail`` of ``width`` cells, cut between words: both ends of a long run name tell it
+    apart (``grpo_lr1e-4_beta0.04…seed_3``), and a word is never cut inside (``…diverged``, not
+    ``grpo_d…erged``) unless the name is one word too long for the column (then its start is cut)."""
+    return middle_cuts(word, width)[0]
+
+
+def middle_cuts(word: str, width: int) -> list[str]:
+    """Every way to fit ``word`` in ``width`` cells keeping whole words from its start and its end
+    around one ``…``, best first: most cells kept, where keeping both ends counts two cells more
+    (``grpo…seed_3`` before ``grpo_lr1e-4…``). A cut inside a word comes after the cuts that keep at
+    least half the width."""
     if cell_len(word) <= width:
-        return word
+        return [word]
     if width <= 1:
-        return ELLIPSIS[:width]
+        return [ELLIPSIS[:width]]
+    tokens = re.split(r"([_.-])", word)
+    words, joints = tokens[0::2], tokens[1::2]
+    count = len(words)
+
+    def joined(first: int, end: int) -> str:  # words first..end-1 with the joints between them
+        return "".join(words[i] + (joints[i] if i < end - 1 else "") for i in range(first, end))
+
+    found: list[tuple[int, bool, str]] = []
+    for lead in range(count):
+        for trail in range(count - lead):
+            if lead + trail == 0:
+                continue
+            head, tail = joined(0, lead), joined(count - trail, count) if trail else ""
+            text = head + ELLIPSIS + tail
+            if cell_len(text) <= width:
+                found.append((cell_len(head) + cell_len(tail), bool(lead and trail), text))
+    found.sort(key=lambda item: -(item[0] + 2 * item[1]))
+    cuts = [text for kept, _, text in found if 2 * kept >= width - 1]
+    return cuts + [_cells_middle(word, width)] + [text for kept, _, text in found if 2 * kept < width - 1]
+
+
+def _cells_middle(word: str, width: int) -> str:
+    """``head…tail`` by cells: the tail from a word joint, the head wherever the width ends."""
     tail_room = (width - 1) // 2
     tail = cut_cells_left(word, tail_room)
     cut = min((tail.find(sep) for sep in _WORD_JOINTS if sep in tail[:-1]), default=-1)
@@ -94,15 +127,41 @@ def cut_middle(word: str, width: int) -> str:
 
 def fit_path(name: str, width: int) -> str:
     """A run name of ``width`` cells: leading segments dropped first (``…/seed_1``), then the last
-    segment cut in the middle."""
+    segment cut between words (`cut_middle`)."""
+    return path_cuts(name, width)[0]
+
+
+def path_cuts(name: str, width: int) -> list[str]:
+    """Every way `fit_path` may shorten ``name`` to ``width`` cells, best first."""
     if cell_len(name) <= width:
-        return name
+        return [name]
     parts = name.split("/")
-    for keep in range(len(parts) - 1, 0, -1):
-        candidate = f"{ELLIPSIS}/" + "/".join(parts[-keep:])
-        if cell_len(candidate) <= width:
-            return candidate
-    return cut_middle(parts[-1], width)
+    candidates = [f"{ELLIPSIS}/" + "/".join(parts[-keep:]) for keep in range(len(parts) - 1, 0, -1)]
+    return [c for c in candidates if cell_len(c) <= width] + middle_cuts(parts[-1], width)
+
+
+def fit_paths(names: list[str], width: int) -> dict[str, str]:
+    """Run name -> its `fit_path` of ``width`` cells, distinct where a way to cut them allows:
+    runs listed together must not read alike (``…healthy`` twice)."""
+    return pick_distinct({name: path_cuts(name, width) for name in names})[0]
+
+
+def pick_distinct(
+    choices: dict[str, list[str]], labels: dict[str, str] | None = None
+) -> tuple[dict[str, str], Counter]:
+    """Name -> label: its first choice (or its entry in ``labels``), except where two names would read
+    alike: the second takes its next choice that no other name has. Also how often each label is used
+    (a label still used twice had no distinct choice left)."""
+    labels = {name: options[0] for name, options in choices.items()} if labels is None else labels
+    used = Counter(labels.values())
+    for name, options in choices.items():  # two names cut the same way: the second takes its next way
+        if used[labels[name]] > 1:
+            spare = next((option for option in options[1:] if not used[option]), None)
+            if spare is not None:
+                used[labels[name]] -= 1
+                labels[name] = spare
+                used[spare] += 1
+    return labels, used
 
 
 def cut_at_word(text: str, width: int) -> str:

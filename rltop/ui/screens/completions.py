@@ -101,11 +101,15 @@ class CompletionsScreen(Screen):
         if index:
             summary = index.latest() if self.asked is None else index.nearest(self.asked)
         if summary is None:
+            if self.summary is not None:
+                self.refresh_bindings()  # the step keys go from the footer
             self.summary, self.loaded = None, None
             self._show_header()
             self._body.update(Text(index.note if index is not None and index.note else NO_COMPLETIONS))
             return
         shown = self.summary
+        if shown is None:
+            self.refresh_bindings()  # a step to show: the step keys come to the footer
         if shown is None or summary.step != shown.step or summary.version != shown.version:
             self.summary = summary
             self.loaded = None
@@ -207,6 +211,15 @@ class CompletionsScreen(Screen):
         body.append("\n        ".join(row.completion))
 
     # -- keys --------------------------------------------------------------------------------------
+
+    STEP_KEYS = frozenset({"step", "step_end", "sort", "filter", "unique"})
+    """Actions that need a logged step: without one the footer does not offer them."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The step, sort, filter and unique keys act only on a step's rows: hidden while none is shown."""
+        if action in self.STEP_KEYS:
+            return self.summary is not None
+        return True
 
     def action_back(self) -> None:
         """Esc: close the filter first, then the screen."""

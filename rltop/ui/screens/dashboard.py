@@ -17,15 +17,16 @@ from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.events import Resize
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
-from rltop.ui.grid_layout import GRID_MIN_HEIGHT, GRID_MIN_WIDTH, alert_lines, grid_shape
+from rltop.ui.grid_layout import alert_lines, grid_shape, no_grid_reason
 from rltop.ui.header_info import HeaderInfo
+from rltop.ui.key_bindings import bindings
+from rltop.ui.keys import DASHBOARD_KEYS
 from rltop.ui.messages import OpenCompletions, OpenDetail
 from rltop.ui.tag_filter import matches
 from rltop.ui.widgets.alert_item import AlertItem
@@ -55,17 +56,7 @@ class DashboardScreen(Screen):
     """Every run at a glance, the selected one in full."""
 
     AUTO_FOCUS = None  # never the filter box: it opens on "/" only
-    BINDINGS = [
-        Binding("slash", "filter", "Filter", key_display="/"),
-        Binding("v", "toggle_overview", "Overview", show=False),
-        Binding("w", "app.follow_worst", "Worst run", show=False),
-        Binding("left_square_bracket", "app.cycle_run(-1)", "Prev run", show=False, key_display="["),
-        Binding("right_square_bracket", "app.cycle_run(1)", "Next run", show=False, key_display="]"),
-        Binding("escape", "clear_filter", "Clear filter", show=False),
-        Binding("a", "acknowledge", "Acknowledge", show=False),
-        Binding("c", "toggle_grid", "Charts", show=False),
-        Binding("e", "completions", "Completions", show=False),
-    ]
+    BINDINGS = bindings(DASHBOARD_KEYS)
 
     def __init__(self, reading: list[str] | None = None) -> None:
         """``reading``: the roots being read, shown from the very first frame."""
@@ -83,6 +74,8 @@ class DashboardScreen(Screen):
         self.grid_hidden = False
         """``c`` turned the chart grid off."""
         self._shown_view: RunView | None = None
+        self._follow_said = False
+        """``--follow NAME`` matched no run once the first read was complete, and that was said."""
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="header")
@@ -203,6 +196,7 @@ class DashboardScreen(Screen):
         switched = run.name != self.shown_run
         self.shown_run = run.name
         self.show_overview(self._overview_rows)
+        self._say_unmatched_follow()
         keep = focus_tag if switched else None
         top_before = self._top_alert_key()
         await self.alerts.show(run.alerts, calm_text)
@@ -224,6 +218,23 @@ class DashboardScreen(Screen):
         ):
             # rltop put the cursor on the worst alert; a worse one arrived: the cursor follows it.
             self.call_after_refresh(self._initial_focus)
+
+    def _say_unmatched_follow(self) -> None:
+        """``--follow NAME`` that no run matches once the first read is complete: said once (the
+        worst run is shown meanwhile; a run that matches later still takes over)."""
+        session = getattr(self.app, "session", None)
+        if self._follow_said or session is None or not session.caught_up:
+            return
+        from rltop.ui.session import FOLLOW_MODES  # loaded with the session (numpy): not before it
+
+        wanted = session.follow
+        if wanted in FOLLOW_MODES or session.find_run(wanted) is not None:
+            return
+        self._follow_said = True
+        names = sorted(set(session.display_names().values()))
+        listed = ", ".join(visible(name) for name in names[:4]) + (", …" if len(names) > 4 else "")
+        self.notify(f"--follow {visible(wanted)}: no run matches it (yet); showing the worst run until one "
+                    f"does. Runs: {listed}", severity="warning", timeout=10, markup=False)
 
     async def _show_grid(self) -> None:
         """The charts of the shown run's key values, when the terminal is large enough."""
@@ -259,13 +270,22 @@ class DashboardScreen(Screen):
         return height - used
 
     async def action_toggle_grid(self) -> None:
-        """``c``: the chart grid off / on (large terminals only)."""
-        self.grid_hidden = not self.grid_hidden
-        await self._show_grid()
+        """``c``: the chart grid off / on. When it is on but cannot be drawn (a small terminal, or the
+        alerts and the overview leave too few lines), says why instead of doing nothing."""
+        if self.grid_hidden or self.grid.display:
+            self.grid_hidden = not self.grid_hidden
+            await self._show_grid()
+        if self.grid_hidden or self.grid.display:
+            return
         width, height = self.app.size
-        if grid_shape(width, height, 1)[0] == 0:
-            self.notify(f"charts need a terminal of at least {GRID_MIN_WIDTH} x {GRID_MIN_HEIGHT}",
-                        timeout=2, markup=False)
+        view = self._shown_view
+        reason = "no run to chart yet"
+        if view is not None:
+            from rltop.view.chart_tags import chart_tags  # the view holds numpy series: loaded by now
+
+            tags = chart_tags(view, lambda tag: matches(self.filter_pattern, tag))
+            reason = no_grid_reason(width, height, len(tags), self._room(view)) or reason
+        self.notify(reason, timeout=4, markup=False)
 
     def _top_alert_key(self) -> tuple[str, str] | None:
         top = next((alert for alert in self.alerts.alerts if alert.live), None)
@@ -341,10 +361,13 @@ class DashboardScreen(Screen):
         items = self.alerts.items
         return items[0] if items else None
 
-    def action_toggle_overview(self) -> None:
-        """``v``: hide or show the runs overview."""
+    async def action_toggle_overview(self) -> None:
+        """``v``: hide or show the runs overview (the chart grid takes the lines it frees, or gives
+        them back)."""
         self.overview_hidden = not self.overview_hidden
         self.show_overview(self._overview_rows)
+        if self._shown_view is not None:
+            await self._show_grid()
 
     def action_completions(self) -> None:
         """``e``: the completions at the focused alert's step (else at the newest logged step)."""

@@ -5,8 +5,10 @@ mouse too), and the line under the chart reads the exact stored value of every o
 cursor's step. ``z``/``Z`` zoom to the last 50/25/10 % of the run and back, ``[``/``]`` zoom in/out
 around the cursor, ``l`` log y (symlog when a value is ≤ 0), ``i`` outliers in scaling on/off,
 ``s``/``S`` smoothing, ``x`` x-axis (step, time since start, wall time), ``o`` the overlay
-checklist, ``g`` seed group as mean and band / separate runs, ``b`` the band (min–max, ±1 std),
-``n``/``N`` next/previous metric, ↑/↓ scroll the explanation, Esc back.
+checklist (the chart draws the run and its seed group until other runs are ticked), ``f`` the x
+range of the shown run (longer runs cut, said on the chart) or of every run drawn, ``g`` seed
+group as mean and band / separate runs, ``b`` the band (min–max, ±1 std), ``n``/``N``
+next/previous metric, ↑/↓ scroll the explanation, Esc back.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -22,11 +23,13 @@ from textual.widgets import Footer, Static
 from rltop.health.findings import Level
 from rltop.model.catalog import MetricInfo, describe
 from rltop.ui.chart_sources import ChartSources, metric_sources
+from rltop.ui.key_bindings import bindings
+from rltop.ui.keys import DETAIL_KEYS
 from rltop.ui.levels import LEVEL_KEYS
 from rltop.ui.screens.detail_info import detail_info
 from rltop.ui.widgets.chart_readout import ChartReadout
 from rltop.ui.widgets.detail_chart import ChartData, DetailChart
-from rltop.view.chart_data import figure_range
+from rltop.view.chart_data import chart_extent, figure_range
 from rltop.view.chart_options import BAND_KINDS, SMOOTHING_STEPS, X_MODES, ZOOMS, ChartOptions
 from rltop.view.chart_readout import build_readout, nearest_point, step_point
 from rltop.view.chart_scale import x_values
@@ -41,34 +44,7 @@ MIN_WINDOW_POINTS = 4
 class DetailScreen(Screen):
     """The chart and the explanation of one tag of one run."""
 
-    BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
-        Binding("left", "cursor(-1)", "Cursor", key_display="←→"),
-        Binding("right", "cursor(1)", "Cursor", show=False),
-        Binding("shift+left", "cursor(-10)", show=False),
-        Binding("shift+right", "cursor(10)", show=False),
-        Binding("home", "cursor_end(-1)", show=False),
-        Binding("end", "cursor_end(1)", show=False),
-        Binding("z", "zoom(1)", "Zoom"),
-        Binding("Z", "zoom(-1)", "Zoom out", show=False),
-        Binding("left_square_bracket", "zoom_cursor(0.5)", "Zoom in", show=False, key_display="["),
-        Binding("right_square_bracket", "zoom_cursor(2)", "Zoom out", show=False, key_display="]"),
-        Binding("l", "log_y", "Log y"),
-        Binding("i", "outliers", "Outliers", show=False),
-        Binding("o", "pick_runs", "Overlay"),
-        Binding("g", "group", "Group", show=False),
-        Binding("b", "band", "Band", show=False),
-        Binding("s", "smoothing(1)", "Smoothing"),
-        Binding("S", "smoothing(-1)", "Less smoothing", show=False),
-        Binding("x", "x_axis", "X axis"),
-        Binding("e", "completions", "Completions", show=False),
-        Binding("n", "step_metric(1)", "Next"),
-        Binding("N", "step_metric(-1)", "Previous", show=False),
-        Binding("up,k", "scroll_info(-1)", "Scroll up", show=False),
-        Binding("down,j", "scroll_info(1)", "Scroll down", show=False),
-        Binding("pageup", "scroll_info(-5)", show=False),
-        Binding("pagedown", "scroll_info(5)", show=False),
-    ]
+    BINDINGS = bindings(DETAIL_KEYS)
     COMPONENT_CLASSES = {"detail--ok", "detail--warn", "detail--crit", "detail--dim", "detail--label"}
 
     def __init__(self, run: str, tag: str) -> None:
@@ -190,8 +166,8 @@ class DetailScreen(Screen):
         if sources is None:
             return
         overlays = self._overlays(sources)
-        shown = figure_range(overlays, options)
-        full = figure_range(overlays, ChartOptions(x_mode=options.x_mode))
+        shown = figure_range(sources.main, overlays, options)
+        full = chart_extent(sources.main, overlays, options)
         index = self._cursor_index()
         if shown is None or full is None or index is None:
             return
@@ -215,7 +191,7 @@ class DetailScreen(Screen):
         if index is None:
             return
         mode = self.options.x_mode
-        shown = figure_range(self._overlays(self.sources), self.options)
+        shown = figure_range(self.sources.main, self._overlays(self.sources), self.options)
         low, high = shown if shown is not None else (float("-inf"), float("inf"))
         for _ in range(abs(points)):
             index = step_point(self.sources.main.series, mode, index, 1 if points > 0 else -1, low, high)
@@ -224,7 +200,9 @@ class DetailScreen(Screen):
     def action_cursor_end(self, direction: int) -> None:
         """Home/End: the first/last point shown."""
         sources = self.sources
-        shown = figure_range(self._overlays(sources), self.options) if sources is not None else None
+        if sources is None:
+            return
+        shown = figure_range(sources.main, self._overlays(sources), self.options)
         if shown is None:
             return
         edge = shown[0] if direction < 0 else shown[1]
@@ -240,14 +218,23 @@ class DetailScreen(Screen):
         if sources is None or not sources.candidates:
             self.notify("no other run logs this metric", timeout=2, markup=False)
             return
+        run = self.run_name
 
-        def chosen(hidden: set[str] | None) -> None:
-            if hidden is not None:
-                self.options.hidden_runs = hidden
+        def chosen(ticked: frozenset[str] | None) -> None:
+            if ticked is not None:
+                self.options.overlays[run] = ticked
                 self.refresh_view()
 
-        label = self.app.session.display_name(self.run_name)
-        self.app.push_screen(OverlayPicker(label, sources.candidates, set(self.options.hidden_runs)), chosen)
+        group = frozenset(sources.group.runs) if sources.group is not None else frozenset()
+        label = self.app.session.display_name(run)
+        self.app.push_screen(OverlayPicker(label, sources.candidates, sources.picked, group), chosen)
+
+    def action_fit(self) -> None:
+        """``f``: the x range of the shown run (longer runs cut) or of every run drawn."""
+        options = self.options
+        options.fit_all = not options.fit_all
+        options.window = None
+        self.refresh_view()
 
     @on(DetailChart.Pointed)
     def _pointed(self, event: DetailChart.Pointed) -> None:
@@ -261,9 +248,10 @@ class DetailScreen(Screen):
 
     @staticmethod
     def _overlays(sources: ChartSources | None) -> list:
+        """The runs drawn besides the shown one."""
         if sources is None:
             return []
-        return [sources.main, *sources.others, *(sources.members or [])]
+        return [*sources.others, *(sources.members or [])[1:]]
 
     def _cursor_index(self) -> int | None:
         """The shown run's point under the cursor, kept inside the range shown."""
@@ -271,7 +259,7 @@ class DetailScreen(Screen):
         if sources is None or not len(sources.main.series):
             return None
         mode = self.options.x_mode
-        shown = figure_range(self._overlays(sources), self.options)
+        shown = figure_range(sources.main, self._overlays(sources), self.options)
         if shown is None:
             return None
         x = shown[1] if self.cursor_x is None else min(max(self.cursor_x, shown[0]), shown[1])
@@ -335,7 +323,8 @@ class DetailScreen(Screen):
     def _show_info(self, series, health, info: MetricInfo, config: dict | None) -> None:
         # After the chart's next paint: the caption says what the figure clipped and how it scaled.
         self._info.update(detail_info(self.get_component_rich_style, series, health, self.tag, info,
-                                      self.options, self.sources, self._chart.figure, config))
+                                      self.options, self.sources, self._chart.figure, config,
+                                      self.app.session.engine.rules))
 
     def _show_title(self, info: MetricInfo, label: str, level: Level) -> None:
         style = self.get_component_rich_style(f"detail--{LEVEL_KEYS[level]}")

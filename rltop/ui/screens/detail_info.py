@@ -15,14 +15,16 @@ from rltop.model.stats import series_stats
 from rltop.ui.levels import LEVEL_KEYS
 from rltop.view.chart_data import Figure
 from rltop.view.chart_options import BAND_LABELS, X_LABELS, ChartOptions
-from rltop.view.chart_scale import x_ticks
+from rltop.view.chart_scale import x_text
 from rltop.view.config import config_summary, config_value, headline_config
 from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES, TREND_MARKS
 from rltop.view.numbers import format_short
+from rltop.view.rule_text import thresholds_sentence
 from rltop.view.safe_text import visible
 
 if TYPE_CHECKING:
     from rltop.health.engine import RunHealth
+    from rltop.health.rules import Rules
     from rltop.ui.chart_sources import ChartSources
 
 Band = tuple[float | None, float | None, float | None, float | None]
@@ -31,8 +33,9 @@ StyleOf = Callable[[str], Style]
 
 def detail_info(style: StyleOf, series: Series | None, health: RunHealth | None, tag: str, info: MetricInfo,
                 options: ChartOptions, sources: ChartSources | None, figure: Figure | None,
-                config: dict | None) -> Text:
-    """Everything below the chart, as one text (``style``: the screen's component styles)."""
+                config: dict | None, rules: Rules | None = None) -> Text:
+    """Everything below the chart, as one text (``style``: the screen's component styles; ``rules``:
+    the thresholds in effect, for the rules' own words)."""
     dim, label = style("detail--dim"), style("detail--label")
     text = Text()
     if series is not None and len(series):
@@ -50,9 +53,9 @@ def detail_info(style: StyleOf, series: Series | None, health: RunHealth | None,
         text.append("\n")
     text.append(chart_caption(options, sources, figure), style=dim)
     band = health.band(tag) if health is not None else (None, None, None, None)
-    bounds = band_text(band)
-    if bounds:
-        text.append(f"  ·  thresholds: {bounds}", style=dim)
+    if any(bound is not None for bound in band):  # a rule judges the tag (here, with this config)
+        words = thresholds_sentence(tag, rules) or band_text(band)
+        text.append(f"\nthresholds: {words}", style=dim)
     text.append("\n")
     for finding in health.findings_for(tag) if health is not None else []:
         level = Level(finding.level)
@@ -83,8 +86,13 @@ def chart_caption(options: ChartOptions, sources: ChartSources | None, figure: F
     if figure is not None:
         if options.window is not None or options.zoom:
             share = f" (last {options.zoom:.0%})" if options.zoom and options.window is None else ""
-            low, high = _x_text(figure.xlim[0], options), _x_text(figure.xlim[1], options)
+            low, high = x_text(figure.xlim[0], options.x_mode), x_text(figure.xlim[1], options.x_mode)
             parts.append(f"showing {low}–{high}{share}")
+        if figure.cut:
+            runs = f"{len(figure.cut)} run{'s' if len(figure.cut) > 1 else ''}"
+            parts.append(f"{runs} cut to this run's range (f: every run's range)")
+        elif options.fit_all and sources is not None and (sources.others or sources.members):
+            parts.append("x spans every run drawn (f: this run's range)")
         if figure.scale.note:
             parts.append(figure.scale.note)
         if figure.clipped:
@@ -98,18 +106,15 @@ def chart_caption(options: ChartOptions, sources: ChartSources | None, figure: F
         if sources.others:
             parts.append(f"{len(sources.others)} other run(s) overlaid (o: pick)")
         elif sources.candidates and not sources.members:
-            parts.append("other runs hidden (o: pick)")
+            others = len(sources.candidates)
+            runs = f"{others} other runs log" if others > 1 else "1 other run logs"
+            parts.append(f"{runs} this metric (o: overlay)")
     return "  ·  ".join(parts)
 
 
-def _x_text(x: float, options: ChartOptions) -> str:
-    if options.x_mode == "step":
-        return str(int(round(x)))
-    return x_ticks(x, x, options.x_mode, 1)[1][0]
-
-
 def band_text(band: Band) -> str:
-    """``warn < 0.9 or > 1.1, critical > 2``: a band in words."""
+    """``warn < 0.9 or ≥ 1.1, critical ≥ 2``: a band in words (as the rules compare: a value at a
+    high threshold is beyond it), for a rule the rules table does not word."""
     warn_low, warn_high, crit_low, crit_high = band
     parts = []
     if warn_low is not None or warn_high is not None:
@@ -121,7 +126,7 @@ def band_text(band: Band) -> str:
 
 def _range(low: float | None, high: float | None) -> str:
     if low is not None and high is not None:
-        return f"< {format_short(low)} or > {format_short(high)}"
+        return f"< {format_short(low)} or ≥ {format_short(high)}"
     if low is not None:
         return f"< {format_short(low)}"
-    return f"> {format_short(high)}"
+    return f"≥ {format_short(high)}"

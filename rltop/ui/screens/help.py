@@ -1,4 +1,5 @@
-"""``?``: every key, what the colours mean, where the thresholds come from."""
+"""``?``: every key (from the key table the footer and ``rltop app --help`` use too), what the
+colours mean, where the thresholds come from."""
 
 from __future__ import annotations
 
@@ -10,36 +11,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-KEYS = (
-    ("↑ ↓ ← → / h j k l", "move between alerts and metrics"),
-    ("Enter", "detail chart of the metric (or of the alert's metric)"),
-    ("e", "completions at the alert's or cursor's step (Enter on an alert too)"),
-    ("Esc", "back; on the dashboard: clear the filter"),
-    ("/", "filter tags by regular expression (case-insensitive, like TensorBoard)"),
-    ("a", "acknowledge: a critical that is over stays red until you press a on it"),
-    ("r", "runs list; [ and ] switch to the previous/next run; a click on the overview shows that run"),
-    ("v", "runs overview on/off (one line per run above the alerts)"),
-    ("w", "show the worst run and follow the worst run again (the default, --follow worst)"),
-    ("c", "chart grid above the cards on/off (terminals of at least 120 x 36)"),
-    ("p", "pause / resume screen updates (data keeps arriving)"),
-    ("t", "next theme"),
-    ("Ctrl+P", "command palette (every action by name; Screenshot saves an SVG here)"),
-    ("?", "this help (↓ / PgDn scrolls it)"),
-    ("q, Ctrl+C", "quit, from every screen"),
-)
-"""The dashboard's keys: first, so that a short terminal shows them without scrolling."""
-
-DETAIL_KEYS = (
-    ("← → / mouse", "move the cursor (Shift: 10 points); below: every run's stored value there"),
-    ("z / Z, [ / ]", "zoom to the last 50/25/10 % and back; zoom in/out around the cursor"),
-    ("l / i", "log y (symlog when a value is ≤ 0); outliers in scaling on/off (1st–99th %)"),
-    ("o", "tick the runs to overlay"),
-    ("g / b", "seed group as mean and band, or its runs; band min–max or ±1 std"),
-    ("s / S", "more / less smoothing (TensorBoard's debiased EMA, default 0.6)"),
-    ("x", "x-axis step → time since start → wall time (runs aligned by step or by time)"),
-    ("n / N", "next / previous metric"),
-)
-"""The detail chart's own keys (Enter on a metric)."""
+from rltop.ui.keys import DASHBOARD_KEYS, DETAIL_KEYS, help_rows
 
 LEVELS = (
     ("✖ CRIT", "a rule's critical threshold was crossed: act now"),
@@ -62,7 +34,7 @@ class HelpScreen(ModalScreen[None]):
         super().__init__(id="help")
 
     def compose(self) -> ComposeResult:
-        keys, detail_keys = _key_table(KEYS), _key_table(DETAIL_KEYS)
+        keys, detail_keys = _key_table(help_rows(DASHBOARD_KEYS)), _key_table(help_rows(DETAIL_KEYS))
         levels = Table.grid(padding=(0, 2))
         levels.add_column(no_wrap=True)
         levels.add_column()
@@ -82,7 +54,7 @@ class HelpScreen(ModalScreen[None]):
             ))
 
 
-def _key_table(keys: tuple[tuple[str, str], ...]) -> Table:
+def _key_table(keys: list[tuple[str, str]]) -> Table:
     """Two columns: the key in bold, what it does."""
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)

@@ -1,5 +1,8 @@
 """One line of the alert strip: a metric's findings, one line at rest, everything when expanded.
 
+A closed line is cut to its width without ever cutting the headline's number
+(`rltop.view.headline.fit_alert`), and an episode that is over says ``(over)`` at every width.
+
 The strip expands the most severe live alert by itself; the focused one expands instead once the
 user moved there. A past episode (over and acknowledged, or a warning that cleared) is muted.
 """
@@ -17,16 +20,16 @@ from rltop.ui.follow_focus import KeyOrigin
 from rltop.ui.levels import LEVEL_CLASSES
 from rltop.ui.messages import OpenCompletions, OpenDetail
 from rltop.view.alerts import AlertView
+from rltop.view.headline import fit_alert
 from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES, NOTE_ICON, NOTE_NAME
 from rltop.view.safe_text import visible
-from rltop.view.text_fit import cut_at_word
 
 PAST_CLASS = "-past"
 
 
 NAME_ROOM = 32
 """Cells the closed line keeps for the message (which starts with the metric's name) before it
-gives up its "(over)" and "(3 episodes)" notes."""
+gives up its "(3 episodes)" note ("(over)" always stays)."""
 
 
 class AlertItem(KeyOrigin, Widget, can_focus=True):
@@ -108,7 +111,9 @@ class AlertItem(KeyOrigin, Widget, can_focus=True):
         over = "" if alert.finding.active or alert.is_note else "(over)"
         notes = " ".join(note for note in (over, alert.fold_note) if note)
         if not self.is_open and self.content_size.width - len(badge) - len(notes) - 1 < NAME_ROOM:
-            notes = ""  # a narrow pane: the metric's name and value matter more than "(over)"
+            # A narrow pane: "(3 episodes)" goes, "(over)" stays: without it a latched critical
+            # would read exactly like a live one.
+            notes = over
         text = Text()
         text.append(badge, style=self.get_component_rich_style("alert-item--badge"))
         dim = self.get_component_rich_style("alert-item--advice")
@@ -117,7 +122,7 @@ class AlertItem(KeyOrigin, Widget, can_focus=True):
         message = visible(alert.message)
         if not self.is_open:
             room = max(1, self.content_size.width - text.cell_len)
-            text.append(cut_at_word(message, room))
+            text.append(fit_alert(message, room))
             text.no_wrap = True
             return text
         text.append(message)

@@ -161,7 +161,7 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
         spark_height = max(1, height - 1)
         text = Text(no_wrap=True, overflow="crop")
         if stats.count:
-            rows = spark_rows(self._columns(width), spark_height)
+            rows = spark_rows(self._columns(width), spark_height, self.model.band)
             for line in rows:
                 self._append_spark(text, line)
                 text.append("\n")
@@ -224,7 +224,8 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
             text.append(pad_cells(label, name_width))
         text.append(" ")
         if stats.count and spark_width:
-            self._append_spark(text, spark_rows(self._columns(spark_width), 1)[0].ljust(spark_width))
+            line = spark_rows(self._columns(spark_width), 1, self.model.band)[0]
+            self._append_spark(text, line.ljust(spark_width))
         else:
             text.append(" " * spark_width)
         value = format_short(stats.last) if stats.count else "–"
