@@ -18,7 +18,7 @@ from rltop.health.findings import Finding, Level, Stage
 from rltop.health.rules.base import Context, Rule
 from rltop.health.settings import RuleDoc, RuleParams
 from rltop.model.catalog import MetricInfo, describe
-from rltop.model.durations import format_duration
+from rltop.model.durations import format_duration, format_gap
 from rltop.model.run import Run
 
 # Concepts only the end-of-training summary logs (transformers' train_runtime, train_loss...).
@@ -90,7 +90,7 @@ def judge_stall(
     if verdict is None:
         return None
     level, limit, factor, floor = verdict
-    gap_text = f"usual gap {format_duration(gap)}" if gap else "too few points for a usual gap"
+    gap_text = f"usual gap {format_gap(gap)}" if gap else "too few points for a usual gap"
     changed = ""
     if run.last_change_time is not None:
         changed = f"; its files last changed {format_duration(max(now - run.last_change_time, 0.0))} ago"
