@@ -8,6 +8,7 @@ as it is (NaN included), because that is what the run is doing now.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,7 +85,7 @@ def trend_of(finite: np.ndarray) -> str:
         return "flat"
     window = trend_window(n)
     return trend_from(finite[n - window :], finite[max(0, n - 2 * window) : n - window],
-                      finite[:: range_stride(n)])  # fmt: skip
+                      lambda: sample_spread(finite[:: range_stride(n)]))  # fmt: skip
 
 
 def trend_window(finite_count: int) -> int:
@@ -98,16 +99,15 @@ def range_stride(finite_count: int) -> int:
     return max(1, finite_count // _RANGE_SAMPLE)
 
 
-def trend_from(recent: np.ndarray, before: np.ndarray, sample: np.ndarray) -> str:
-    """`trend_of` from its parts: the recent window, the one before it, and the range sample
-    (`rltop.model.summary` gathers the same parts from a long series without reading it all)."""
+def trend_from(recent: np.ndarray, before: np.ndarray, spread: Callable[[], float]) -> str:
+    """`trend_of` from its parts: the recent window, the one before it, and the series' range
+    (``spread``: `sample_spread` of its range sample, asked for only when the windows differ).
+    `rltop.model.summary` gathers the same parts from a long series without reading it all."""
     recent_median, before_median = median_of(recent), median_of(before)
     delta = float(recent_median - before_median)
     if delta == 0.0:
         return "flat"
-    low, high = np.percentile(sample, [2.0, 98.0]) if sample.size >= 50 else (sample.min(), sample.max())
-    spread = float(high - low)
-    if not abs(delta) >= _TREND_RELATIVE * spread:
+    if not abs(delta) >= _TREND_RELATIVE * spread():
         return "flat"
     noise = 1.4826 * float(
         median_of(np.concatenate((np.abs(recent - recent_median), np.abs(before - before_median))))
@@ -117,6 +117,13 @@ def trend_from(recent: np.ndarray, before: np.ndarray, sample: np.ndarray) -> st
     if abs(delta) <= _TREND_Z * standard_error:
         return "flat"
     return "up" if delta > 0 else "down"
+
+
+def sample_spread(sample: np.ndarray) -> float:
+    """The robust range of a series from its range sample: its 2nd to 98th percentile (its whole
+    range below 50 values)."""
+    low, high = np.percentile(sample, [2.0, 98.0]) if sample.size >= 50 else (sample.min(), sample.max())
+    return float(high - low)
 
 
 def median_of(values: np.ndarray) -> np.float64:

@@ -30,7 +30,14 @@ import numpy as np
 
 from rltop.model.downsample import column_bounds, column_values, sparkline_values
 from rltop.model.series import Series
-from rltop.model.stats import SeriesStats, range_stride, series_stats, trend_from, trend_window
+from rltop.model.stats import (
+    SeriesStats,
+    range_stride,
+    sample_spread,
+    series_stats,
+    trend_from,
+    trend_window,
+)
 
 BLOCK = 64
 """Points per block summary."""
@@ -44,7 +51,7 @@ class SeriesSummary:
     """What the dashboard shows of one series, kept up to date as it grows (`update`)."""
 
     __slots__ = ("_series", "_version", "_count", "_min", "_max", "_non_finite", "_positions",
-                 "_mins", "_maxs", "_sums", "_finite", "_blocks")  # fmt: skip
+                 "_mins", "_maxs", "_sums", "_finite", "_blocks", "_range")  # fmt: skip
 
     def __init__(self) -> None:
         self._series: Series | None = None
@@ -62,6 +69,7 @@ class SeriesSummary:
         self._sums = np.empty(0, dtype=np.float64)
         self._finite = np.empty(0, dtype=np.int32)
         self._blocks = 0
+        self._range: tuple[tuple[int, int], float] | None = None  # (sample key, spread)
 
     def update(self, series: Series) -> None:
         """Take in what ``series`` gained since the last call (all of it after a restart's purge)."""
@@ -162,9 +170,18 @@ class SeriesSummary:
         window = trend_window(finite_count)
         recent = np.arange(finite_count - window, finite_count, dtype=np.int64)
         before = np.arange(max(0, finite_count - 2 * window), finite_count - window, dtype=np.int64)
-        sample = np.arange(0, finite_count, range_stride(finite_count), dtype=np.int64)
         return trend_from(values[self._finite_at(recent)], values[self._finite_at(before)],
-                          values[self._finite_at(sample)])  # fmt: skip
+                          lambda: self._spread(values, finite_count))  # fmt: skip
+
+    def _spread(self, values: np.ndarray, finite_count: int) -> float:
+        """`sample_spread` of the range sample, kept while the sample stays the same (past 4,096
+        points it takes every n-th value and gains one only every n points)."""
+        stride = range_stride(finite_count)
+        key = (stride, -(-finite_count // stride))
+        if self._range is None or self._range[0] != key:
+            sample = np.arange(0, finite_count, stride, dtype=np.int64)
+            self._range = (key, sample_spread(values[self._finite_at(sample)]))
+        return self._range[1]
 
     def columns(self, series: Series, width: int) -> np.ndarray:
         """`sparkline_values(series.values, width)`, from the block summaries of a long series."""
