@@ -25,7 +25,7 @@ ROOT = Path(rltop.__file__).parent
 CORE = ("ingest", "model", "health", "alerts")
 TEXTUAL_FREE_UI = (
     "rltop.ui.session", "rltop.ui.header_info", "rltop.ui.levels", "rltop.ui.narrow",
-    "rltop.ui.tag_filter", "rltop.ui.chart",
+    "rltop.ui.tag_filter", "rltop.ui.chart", "rltop.ui.logic.repaint", "rltop.ui.logic.rates",
 )  # fmt: skip
 FORBIDDEN = {
     # layer -> the layers it must never import

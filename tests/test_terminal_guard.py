@@ -80,6 +80,20 @@ def test_the_guard_asks_the_app_to_exit(terminal):
     assert guard.lost and "hung up" in guard.reason
 
 
+def test_a_hang_up_wakes_the_guard_at_once_not_at_its_next_check(terminal, monkeypatch):
+    """The guard sleeps on the terminal's hang-up: with its periodic check an hour away, closing
+    the master still asks the app to exit (it used to be noticed at the next check only)."""
+    monkeypatch.setattr(terminal_guard, "CHECK_EVERY", 3600.0)
+    asked = threading.Event()
+    guard = TerminalGuard(asked.set, terminal["slave"], os.dup(terminal["slave"]))
+    guard.start()
+    os.write(terminal["master"], b"typing does not wake it")
+    os.close(terminal.pop("master"))
+    wait_for(asked.is_set, "the exit request")
+    guard.stop()
+    assert "hung up" in guard.reason
+
+
 def test_an_app_that_cannot_exit_is_ended(terminal, monkeypatch):
     monkeypatch.setattr(terminal_guard, "FORCE_EXIT_AFTER", 0.2)
     ended: list[int] = []

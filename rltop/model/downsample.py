@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from rltop.model.stats import median_of
+
 SPIKE_FACTOR = 2.0
 """A column extreme is a spike when it lies this many typical column half-ranges from its neighbours."""
 
@@ -69,10 +71,19 @@ def sparkline_values(values: np.ndarray, width: int) -> np.ndarray:
     counts = np.add.reduceat(finite.astype(np.int64), starts)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.add.reduceat(np.where(finite, values, 0.0), starts) / counts
+    return column_values(mins, maxs, means)
+
+
+def column_values(mins: np.ndarray, maxs: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """What `sparkline_values` shows per column, from each column's finite minimum, maximum and
+    mean (NaN for a column without a finite value): the mean, or the extreme that is a spike.
+
+    Shared with `rltop.model.summary`, which finds the three from block summaries of a long series.
+    """
     half_ranges = (maxs - mins)[np.isfinite(mins)] / 2.0
     if half_ranges.size == 0:
         return means  # no finite value anywhere: all NaN
-    typical = float(np.median(half_ranges))
+    typical = float(median_of(half_ranges))
     # A spike must stand out from *both* neighbours: at a level change, the column between the two
     # levels holds points of each and must not be drawn as a spike of either.
     highest, lowest = _neighbour_bounds(means)

@@ -8,6 +8,7 @@ as it is (NaN included), because that is what the run is doing now.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,23 +83,58 @@ def trend_of(finite: np.ndarray) -> str:
     n = int(finite.shape[0])
     if n < 2:
         return "flat"
-    window = min(_TREND_MAX, max(_TREND_MIN, math.ceil(n * _TREND_FRACTION)), n // 2)
-    window = max(window, 1)
-    recent = finite[n - window :]
-    before = finite[max(0, n - 2 * window) : n - window]
-    delta = float(np.median(recent) - np.median(before))
+    window = trend_window(n)
+    return trend_from(finite[n - window :], finite[max(0, n - 2 * window) : n - window],
+                      lambda: sample_spread(finite[:: range_stride(n)]))  # fmt: skip
+
+
+def trend_window(finite_count: int) -> int:
+    """Points in each of the two windows `trend_of` compares (at least 2 finite points)."""
+    wanted = min(_TREND_MAX, max(_TREND_MIN, math.ceil(finite_count * _TREND_FRACTION)))
+    return max(min(wanted, finite_count // 2), 1)
+
+
+def range_stride(finite_count: int) -> int:
+    """`trend_of` takes the series' range from every this-many-th finite value."""
+    return max(1, finite_count // _RANGE_SAMPLE)
+
+
+def trend_from(recent: np.ndarray, before: np.ndarray, spread: Callable[[], float]) -> str:
+    """`trend_of` from its parts: the recent window, the one before it, and the series' range
+    (``spread``: `sample_spread` of its range sample, asked for only when the windows differ).
+    `rltop.model.summary` gathers the same parts from a long series without reading it all."""
+    recent_median, before_median = median_of(recent), median_of(before)
+    delta = float(recent_median - before_median)
     if delta == 0.0:
         return "flat"
-    sample = finite[:: max(1, n // _RANGE_SAMPLE)]
-    low, high = np.percentile(sample, [2.0, 98.0]) if sample.size >= 50 else (sample.min(), sample.max())
-    spread = float(high - low)
-    if not abs(delta) >= _TREND_RELATIVE * spread:
+    if not abs(delta) >= _TREND_RELATIVE * spread():
         return "flat"
     noise = 1.4826 * float(
-        np.median(np.concatenate((np.abs(recent - np.median(recent)), np.abs(before - np.median(before)))))
+        median_of(np.concatenate((np.abs(recent - recent_median), np.abs(before - before_median))))
     )
     # 1.2533 = sqrt(pi/2): the standard error of a median is that much larger than of a mean.
     standard_error = 1.2533 * noise * math.sqrt(1.0 / recent.size + 1.0 / before.size)
     if abs(delta) <= _TREND_Z * standard_error:
         return "flat"
     return "up" if delta > 0 else "down"
+
+
+def sample_spread(sample: np.ndarray) -> float:
+    """The robust range of a series from its range sample: its 2nd to 98th percentile (its whole
+    range below 50 values)."""
+    low, high = np.percentile(sample, [2.0, 98.0]) if sample.size >= 50 else (sample.min(), sample.max())
+    return float(high - low)
+
+
+def median_of(values: np.ndarray) -> np.float64:
+    """`np.median` of a non-empty 1-D array of finite values, bit for bit (the middle value, or
+    the mean of the two middle values), without its generic machinery: a dashboard card finds
+    three medians per new point, and np.median's overhead was most of their cost."""
+    count = int(values.shape[0])
+    half = count // 2
+    # np.median averages the middle values with np.mean, whose sum starts from +0.0 (so a lone
+    # -0.0 comes out as 0.0): the same additions here.
+    if count % 2:
+        return 0.0 + np.partition(values, half)[half]
+    middle = np.partition(values, (half - 1, half))
+    return (0.0 + middle[half - 1] + middle[half]) / 2.0

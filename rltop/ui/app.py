@@ -2,8 +2,10 @@
 
 Data flow: the `Watcher` thread reads event files and calls ``on_batch``, which only posts a
 `LiveBatch` message. On the UI thread the app applies the batch to its own store (`Session.apply`)
-and schedules one repaint at most every `MIN_REPAINT` seconds; nothing repaints while nothing
-changes, apart from the header's clock text when its wording changes.
+and schedules a repaint by the policy of `rltop.ui.logic.repaint`: new data is judged and drawn
+within a quarter of a second, never later because drawing costs CPU (a repaint redraws only what
+changed). Nothing repaints while nothing changes, apart from the header's clock text when its
+wording changes.
 
 Start-up is ordered for the first frame: this module and the dashboard screen import only Textual
 and light rltop modules; numpy, the health engine and the watcher are imported right after the
@@ -29,6 +31,7 @@ from rltop.ui import themes
 from rltop.ui.follow_focus import redirect_key
 from rltop.ui.key_bindings import bindings
 from rltop.ui.keys import DASHBOARD_KEYS
+from rltop.ui.logic.repaint import RepaintSchedule, plan_repaint
 from rltop.ui.messages import LiveBatch, OpenCompletions, ReadProgress, WatcherFailed
 from rltop.ui.palette import palette_commands
 from rltop.ui.screens.dashboard import DashboardScreen
@@ -46,19 +49,10 @@ if TYPE_CHECKING:
     from rltop.ui.session import Session
     from rltop.ui.widgets.detail_chart import ChartData
 
-MIN_REPAINT = 0.25
-"""Seconds between two repaints caused by new data (at most 4 per second)."""
-LIVE_CPU_BUDGET = 0.008
-"""Share of a core the live repaints may use: when drawing costs more, repaints are spaced out
-(up to `MAX_REPAINT_GAP`); new data is still judged at once, and a changed level is drawn at once."""
-MAX_REPAINT_GAP = 5.0
 OVERVIEW_TICK = 10.0
 """Seconds between clock-only refreshes of the runs overview when no run is young."""
 YOUNG_RUN = 120.0
 """A run whose newest point is younger than this shows its age in seconds (refreshed each tick)."""
-FIRST_READ_PAINT_EVERY = 5.0
-"""While the first read runs, the cards and verdicts are drawn at most this often (the header
-shows the progress in between): the whole picture is judged and laid out once it is complete."""
 
 
 class RltopApp(App[int]):
@@ -112,11 +106,11 @@ class RltopApp(App[int]):
         self.waiting_note = ""
         self._watcher = None
         self._flush_timer: Timer | None = None
-        self._last_flush = 0.0
-        self._last_full_paint = time.monotonic()
-        self._repaint_gap = MIN_REPAINT  # seconds between full repaints while live (adapted)
+        self.repaints = RepaintSchedule(last_whole=time.monotonic())
+        """When the next repaint comes (`rltop.ui.logic.repaint`)."""
+        self.repaint_count = 0
+        """Repaints done so far (tests wait for the one after a batch)."""
         self._last_overview = 0.0  # when the runs overview was last redone
-        self._paint_clock = (time.monotonic(), time.thread_time())  # at the last full repaint
         self._theme_problems: list[str] = []
         self.dashboard = DashboardScreen(
             reading=None if store is not None else [display_root(p) for p in self.paths]
@@ -129,8 +123,9 @@ class RltopApp(App[int]):
         from rltop.ui.session import Session
 
         store, engine, rules = self._session_args
-        self.session = Session(store, engine if engine is not None else HealthEngine(rules), self.clock,
-                               follow=self.follow)
+        self.session = Session(
+            store, engine if engine is not None else HealthEngine(rules), self.clock, follow=self.follow
+        )
 
     # -- shortcuts for screens -------------------------------------------------------------------------
 
@@ -247,40 +242,31 @@ class RltopApp(App[int]):
             self._schedule_flush()
 
     def _schedule_flush(self, at_once: bool = False) -> None:
-        """One repaint soon, at most every MIN_REPAINT seconds (``at_once``: in 10 ms)."""
+        """A repaint soon: within `MIN_GAP` of the last one for new data (``at_once``: in 10 ms)."""
+        delay = self.repaints.request(time.monotonic(), at_once)
+        if delay is None:
+            return  # the repaint already scheduled comes soon enough
         if self._flush_timer is not None:
-            if not at_once:
-                return
             self._flush_timer.stop()
-        delay = 0.01 if at_once else max(0.01, self._last_flush + MIN_REPAINT - time.monotonic())
         self._flush_timer = self.set_timer(delay, self._repaint, name="rltop-repaint")
 
     async def _repaint(self) -> None:
-        # (Not "_flush": Textual's App._flush(stderr) forwards captured prints; overriding it made
-        # any print() while the dashboard runs raise TypeError.)
+        """Judge what changed and draw it: every part whose data changed, nothing else.
+
+        (Not "_flush": Textual's App._flush(stderr) forwards captured prints; overriding it made
+        any print() while the dashboard runs raise TypeError.)
+        """
         self._flush_timer = None
-        self._last_flush = time.monotonic()
+        now = time.monotonic()
+        self.repaints.begin(now)
         # A repaint timer can fire while the app closes and its widgets are gone: nothing to draw.
         if self.paused or self._exit or self._closing or self.dashboard._closing:
             return
+        self.repaint_count += 1
         session = self.session
-        if not session.caught_up and time.monotonic() - self._last_full_paint < FIRST_READ_PAINT_EVERY:
+        if not self.repaints.draws_whole(now, session.caught_up):
             self._show_progress()  # the first read: judge and lay out once, when it is complete
             return
-        if session.caught_up and not session.dirty.structure and session.dirty.runs:
-            # Live data: judge it now; draw it now only if a level changed or the gap has passed.
-            alarms = session.alarm_state()
-            session.reassess()
-            session.dirty.verdicts |= session.dirty.runs
-            session.dirty.runs.clear()
-            wait = self._last_full_paint + self._repaint_gap - time.monotonic()
-            if wait > 0 and session.alarm_state() == alarms:
-                self._observe_alerts()
-                self._show_header()
-                self._flush_timer = self.set_timer(wait, self._repaint, name="rltop-repaint")
-                return
-        self._adapt_repaint_gap()
-        self._last_full_paint = time.monotonic()
         if session.dirty.runs:
             session.reassess()
         self._observe_alerts()
@@ -289,13 +275,16 @@ class RltopApp(App[int]):
         switched = session.choose_run()
         session.dirty.clear()
         self._announce_criticals()
-        if switched or session.current in changed_runs or structure or session.current is None:
-            await self._show_dashboard()
-        self._show_header()
         top = self.screen
-        if top.id in ("detail", "completions") and (top.run_name in changed_runs or structure):
+        plan = plan_repaint(
+            changed_runs, structure, switched, session.current, top.id, getattr(top, "run_name", None)
+        )
+        if plan.run:
+            await self._show_dashboard()  # (the runs overview with it)
+        self._show_header(overview=not plan.run)
+        if plan.top_screen:
             top.refresh_view()
-        elif top.id == "runs":
+        elif plan.runs_list:
             top.update_rows(session.run_views(), session.clock())
 
     async def _show_dashboard(self, focus_tag: str | None = None) -> None:
@@ -313,19 +302,8 @@ class RltopApp(App[int]):
             calm = empty_sentence(", ".join(visible(tag) for tag in view.texts))
         else:
             calm = "✔ " + calm_sentence(len(view.rows))
-        self.dashboard.show_overview(session.overview_rows())
+        self.dashboard.show_overview(self._overview_rows())
         await self.dashboard.show_run(view, calm, focus_tag or self.dashboard.focused_tag)
-
-    def _adapt_repaint_gap(self) -> None:
-        """Space live repaints so that drawing (this thread's CPU) stays within LIVE_CPU_BUDGET."""
-        wall, cpu = time.monotonic(), time.thread_time()
-        last_wall, last_cpu = self._paint_clock
-        self._paint_clock = (wall, cpu)
-        if not self.session.caught_up or wall <= last_wall:
-            return
-        share = (cpu - last_cpu) / (wall - last_wall)
-        gap = self._repaint_gap * min(max(share / LIVE_CPU_BUDGET, 0.5), 2.0)
-        self._repaint_gap = min(max(gap, MIN_REPAINT), MAX_REPAINT_GAP)
 
     def _show_progress(self) -> None:
         """The first read's progress: points read so far, on the waiting screen or in the header."""
@@ -341,10 +319,11 @@ class RltopApp(App[int]):
         for text in self.session.take_announcements():
             self.notify(text, severity="error", timeout=10, markup=False)
 
-    def _show_header(self, tick: bool = False) -> None:
+    def _show_header(self, tick: bool = False, overview: bool = True) -> None:
         """The header; and the runs overview, whose ages move with the clock. On a clock tick the
         overview is redone every second only while a run is young (its age counts seconds), else
-        every OVERVIEW_TICK seconds: ages in minutes and hours, hundreds of lines."""
+        every OVERVIEW_TICK seconds: ages in minutes and hours, hundreds of lines. ``overview``:
+        False when the caller just redid it."""
         if self.session is None:
             return
         paused = self._paused_points if self.paused else None
@@ -353,13 +332,19 @@ class RltopApp(App[int]):
         if watcher is not None and watcher.mode == "polling":
             info.note = f"polling {watcher.poll_interval:g} s"  # NFS/Lustre, or --poll
         self.dashboard.show_header(info)
-        if self.session.current is None or self.paused:
+        if self.session.current is None or self.paused or not overview:
             return
         now = time.monotonic()
         if tick and now - self._last_overview < OVERVIEW_TICK and not self.session.has_young_run(YOUNG_RUN):
             return
         self._last_overview = now
-        self.dashboard.show_overview(self.session.overview_rows())  # ages tick, finished runs
+        self.dashboard.show_overview(self._overview_rows())  # ages tick, finished runs
+
+    def _overview_rows(self) -> list:
+        """The runs overview's lines; none for a single run (the overview shows from two runs on,
+        and the header says everything about one)."""
+        session = self.session
+        return session.overview_rows() if len(session.store.runs) > 1 else []
 
     def _observe_alerts(self) -> None:
         """Hand the verdicts to the alerts (hooks, webhooks, bell, title)."""
@@ -425,8 +410,13 @@ class RltopApp(App[int]):
         sources = metric_sources(self.session, run, tag, options, overlay=False)
         if sources is None:
             return ChartData(version=("none", run, tag))
-        return ChartData(main=sources.main, band=sources.band, spans=sources.spans, options=options,
-                         version=(run, tag, sources.version(), options.key()))
+        return ChartData(
+            main=sources.main,
+            band=sources.band,
+            spans=sources.spans,
+            options=options,
+            version=(run, tag, sources.version(), options.key()),
+        )
 
     def acknowledge(self, tag: str | None) -> None:
         """Un-latch the criticals of ``tag`` that are over, then repaint."""
@@ -462,8 +452,9 @@ class RltopApp(App[int]):
             if name is not None:
                 await self.switch_run(name)
 
-        self.push_screen(RunsScreen(self.session.run_views(), self.session.current, self.session.clock()),
-                         chosen)
+        self.push_screen(
+            RunsScreen(self.session.run_views(), self.session.current, self.session.clock()), chosen
+        )
 
     async def action_follow_worst(self) -> None:
         """``w``: show the worst run, and follow the worst run again from now on."""
@@ -502,8 +493,12 @@ class RltopApp(App[int]):
         try:
             path = os.path.abspath(self.save_screenshot(path=self.screenshot_dir))
         except OSError as error:
-            self.notify(f"cannot save a screenshot in {visible(self.screenshot_dir)}: "
-                        f"{visible(error.strerror or str(error))}", severity="error", markup=False)
+            self.notify(
+                f"cannot save a screenshot in {visible(self.screenshot_dir)}: "
+                f"{visible(error.strerror or str(error))}",
+                severity="error",
+                markup=False,
+            )
             return None
         self.notify(f"screenshot saved: {visible(path)}", timeout=8, markup=False)
         return path

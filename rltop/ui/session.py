@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import operator
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -19,7 +18,9 @@ from rltop.health.engine import HealthEngine, RunHealth
 from rltop.health.findings import Level
 from rltop.ingest.feed import RELOADED, ChangeBatch, apply_batch
 from rltop.model.run import CONFIG_TAG, Run, Store
+from rltop.model.summary import SeriesSummary
 from rltop.ui.header_info import HeaderInfo
+from rltop.ui.logic.rates import RunRates
 from rltop.view.fleet import OverviewRow, overview_row, overview_values, state_counts, worst_run
 from rltop.view.group_view import GroupRow, GroupView, build_group_views, group_row
 from rltop.view.humanize import format_rate
@@ -29,8 +30,6 @@ from rltop.view.run_view import RunView, build_run_view
 from rltop.view.seed_groups import SeedGroup, find_seed_groups
 from rltop.view.sentences import critical_sentence, freshness, step_text
 
-RATE_WINDOW = 10.0
-"""Seconds of live points the header's points/s is averaged over."""
 FOLLOW_MODES = ("worst", "newest")
 """``--follow`` choices besides a run name: the worst run (default), or the newest one."""
 
@@ -72,8 +71,11 @@ class Session:
         self.held = (0, 0)
         """(points, runs): what the first reads hold and have not delivered yet, and the runs they found."""
         self.dirty = Dirty(runs=set(self.store.runs), structure=True)
-        self._rate: deque[tuple[float, int]] = deque()
+        self.rates = RunRates()
+        """Live points per second of each run (a run's history is not counted)."""
         self._metric_views: dict[str, dict[str, MetricView]] = {}
+        self._summaries: dict[str, dict[str, SeriesSummary]] = {}
+        """Run -> tag -> the series' running summary (statistics and sparklines of live series)."""
         self._views: dict[str, RunView] = {}
         self._display_names: dict[str, str] = {}
         self._known_runs: set[str] = set(self.store.runs)
@@ -101,6 +103,10 @@ class Session:
         points = batch.point_count()
         if batch.held is not None:
             self.held = batch.held
+        delivered = _points_per_run(batch)
+        # A run without points until now gets its history in this batch (found while the
+        # dashboard is open, or re-read after a rewrite): history is not a rate.
+        history = {name for name in delivered if name not in before or not self.store.runs[name].series}
         changes = apply_batch(self.store, batch, consume=True)
         for run, _tag, _first in changes:
             self.dirty.runs.add(run)
@@ -119,16 +125,25 @@ class Session:
                 self._stall_due.pop(gone, None)
                 self._overview_values.pop(gone, None)
                 self._metric_views.pop(gone, None)
+                self._summaries.pop(gone, None)
                 self._views.pop(gone, None)
                 self.attention.discard(gone)
                 self.engine.forget(gone)
                 self.bands.forget(gone)
+                self.rates.forget(gone)
         self.loaded_points += points
-        if not batch.initial and points:
-            self._rate.append((time.monotonic(), points))
+        now = time.monotonic()
+        if not batch.initial:
+            for name, count in delivered.items():
+                if name in history or name in reloaded:
+                    self.rates.begin(name, now)
+                else:
+                    self.rates.add(name, count, now)
         if batch.caught_up:
             self.caught_up = True
             self.dirty.structure = True
+            for name in self.store.runs:  # what the first read found is history: rates start now
+                self.rates.begin(name, now)
         return points
 
     @property
@@ -299,8 +314,10 @@ class Session:
         names = self.display_names()
         if view is None:
             cache = self._metric_views.setdefault(name, {})
-            view = build_run_view(self.store.runs[name], self.health.get(name), self.clock(), names[name],
-                                  cache)
+            summaries = self._summaries.setdefault(name, {})
+            view = build_run_view(
+                self.store.runs[name], self.health.get(name), self.clock(), names[name], cache, summaries
+            )
             self._views[name] = view
         return view
 
@@ -355,12 +372,10 @@ class Session:
         """What the run called ``name`` is shown as."""
         return self.display_names().get(name, name)
 
-    def rate(self) -> float:
-        """Live points per second over the last `RATE_WINDOW` seconds."""
-        now = time.monotonic()
-        while self._rate and self._rate[0][0] < now - RATE_WINDOW:
-            self._rate.popleft()
-        return sum(count for _, count in self._rate) / RATE_WINDOW
+    def rate(self, name: str | None = None) -> float:
+        """Live points per second of run ``name`` (default: the one shown) over the last
+        `rltop.ui.logic.rates.RATE_WINDOW` seconds."""
+        return self.rates.rate(self.current if name is None else name, time.monotonic())
 
     def _fleet(self, views: list[RunView]) -> list[tuple[str, int]]:
         """`state_counts` of the views, counted again only when a view was rebuilt."""
@@ -386,7 +401,7 @@ class Session:
             finished=view.finished,
             age_text=age_text,
             stale=stale,
-            rate_text=format_rate(self.rate()) if self.caught_up else "",
+            rate_text=format_rate(self.rate(run.name)) if self.caught_up else "",
             fleet=self._fleet(views) if len(views) > 1 else [],
             paused_points=paused_points,
             loading_text=loading,
@@ -395,6 +410,15 @@ class Session:
             source=run.source_label if run.source != "tfevents" else "",
             source_aside=run.source_label if run.source == "tfevents" else "",
         )
+
+
+def _points_per_run(batch: ChangeBatch) -> dict[str, int]:
+    """Run -> the number of scalar points ``batch`` brings it."""
+    batch.settle()
+    counts: dict[str, int] = {}
+    for points in batch.points:
+        counts[points.run] = counts.get(points.run, 0) + len(points)
+    return counts
 
 
 def _verdict(health: RunHealth) -> tuple:

@@ -5,11 +5,14 @@ whose pty stays open, a killed terminal emulator whose child outlives it), every
 returns end-of-file at once and every write fails with EIO. Textual's input thread then loops on
 the end-of-file and spins a core forever (Textualize/textual#6690, still open upstream).
 
-`TerminalGuard` checks the terminal once a second from a thread of its own: ``poll()``
-reporting a hang-up or an error on the input side, or a zero-byte write to the output side failing
-(a no-op on a live terminal), means the terminal is gone. It then points the output at /dev/null
-(so that the app's last writes neither fail nor block), asks the app to exit, and ends the process
-itself if the exit does not complete. The caller prints `TerminalGuard.reason` as a one-line note.
+`TerminalGuard` watches from a thread of its own: it sleeps in ``poll()`` on the terminal's input
+with no event asked for, so only a hang-up, an error or a closed descriptor wakes it (at once:
+typing does not), and once a second it also tries a zero-byte write to the output side (a no-op
+on a live terminal; it fails when the output is gone but the input is not). Either means the
+terminal is gone. It then points the output at /dev/null (so that the app's last writes neither
+fail nor block), asks the app to exit, and ends the process itself if the exit does not complete.
+The caller prints `TerminalGuard.reason` as a one-line note. (Checking once a second only, the
+dashboard noticed a lost terminal up to a second late, and about 6 s late under load, issue 28.)
 """
 
 from __future__ import annotations
@@ -22,9 +25,9 @@ import sys
 import threading
 from collections.abc import Callable
 
-# Seconds between checks (a poll and a zero-byte write: microseconds, but each wake-up of a Python
+# Seconds between write checks (a zero-byte write: microseconds, but each wake-up of a Python
 # thread costs more): at 4 a second the guard took 0.07 % of a core, a seventh of the idle budget
-# of 200 runs; a lost terminal spins Textual's input thread for one second more at worst.
+# of 200 runs. A hang-up on the input side wakes the guard at once, whatever this says.
 CHECK_EVERY = 1.0
 FORCE_EXIT_AFTER = 5.0  # seconds the app gets to exit by itself before the process is ended
 _DEAD_WRITE = (errno.EIO, errno.ENXIO, errno.EBADF, errno.EPIPE)
@@ -89,11 +92,18 @@ class TerminalGuard:
             os.write(fd, (text + "\n").encode("utf-8", "backslashreplace"))
 
     def _watch(self) -> None:
-        while not self._stopped.wait(CHECK_EVERY):
+        hang_up = select.poll()
+        hang_up.register(self._input_fd, 0)  # no event asked: a hang-up, an error or POLLNVAL only
+        while not self._stopped.is_set():
+            woken = hang_up.poll(int(CHECK_EVERY * 1000))
+            if self._stopped.is_set():
+                return
             reason = terminal_gone(self._input_fd, self._output_fd)
             if reason is not None:
                 self._on_lost(reason)
                 return
+            if woken and self._stopped.wait(CHECK_EVERY):
+                return  # an event that is no hang-up after all: never spin on it
 
     def _on_lost(self, reason: str) -> None:
         self.reason = reason

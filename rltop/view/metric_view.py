@@ -15,9 +15,11 @@ import numpy as np
 
 from rltop.health.findings import Finding, Level
 from rltop.model.catalog import MetricInfo, describe
+from rltop.model.downsample import sparkline_values
 from rltop.model.run import Run
 from rltop.model.series import Series
 from rltop.model.stats import SeriesStats, series_stats
+from rltop.model.summary import SeriesSummary
 from rltop.view.safe_text import visible
 
 if TYPE_CHECKING:  # only a type: any object with RunHealth's fields works (tests build their own)
@@ -45,6 +47,9 @@ class MetricView:
     band: tuple[float | None, ...] = (None, None, None, None)
     """(warn_low, warn_high, crit_low, crit_high) of the rules on this tag (`RunHealth.band`): the
     sparkline's scale never makes noise far under them look like a swing (`rltop.view.spark`)."""
+    summary: SeriesSummary | None = field(default=None, repr=False, compare=False)
+    """The live series' running summary (the dashboard keeps one per series): statistics and
+    sparkline columns at a cost that does not grow with the history. None: read the series."""
     _stats: SeriesStats | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self, stats_given: SeriesStats | None) -> None:
@@ -55,8 +60,15 @@ class MetricView:
         """The series' statistics at `version`, computed when first asked for: a live batch rebuilds
         the views of every tag it touched, and only the cards on screen read their numbers."""
         if self._stats is None:
-            self._stats = series_stats(self.series)
+            summary = self.summary
+            self._stats = series_stats(self.series) if summary is None else summary.stats(self.series)
         return self._stats
+
+    def columns(self, width: int) -> np.ndarray:
+        """Sparkline columns for ``width`` cells (`rltop.model.downsample.sparkline_values`)."""
+        if self.summary is None:
+            return sparkline_values(self.series.values, width)
+        return self.summary.columns(self.series, width)
 
     @property
     def label(self) -> str:
@@ -84,8 +96,10 @@ def series_version(series: Series) -> tuple[int, int]:
     return (len(series), series.purged)
 
 
-def build_metric_view(run: Run, tag: str, health: RunHealth | None, name: str) -> MetricView:
-    """The view of one tag (``name``: its display name, from `metric_names`)."""
+def build_metric_view(run: Run, tag: str, health: RunHealth | None, name: str,
+                      summary: SeriesSummary | None = None) -> MetricView:  # fmt: skip
+    """The view of one tag (``name``: its display name, from `metric_names`; ``summary``: the
+    series' running summary, when the caller keeps one)."""
     series = run.series[tag]
     level = health.tag_levels.get(tag, Level.OK) if health is not None else Level.OK
     findings = health.findings_for(tag) if health is not None else []
@@ -100,6 +114,7 @@ def build_metric_view(run: Run, tag: str, health: RunHealth | None, name: str) -
         mark=mark,
         version=series_version(series),
         band=_band(health, tag),
+        summary=summary,
     )
 
 

@@ -18,6 +18,7 @@ from rltop.health.rules.stall import is_finished
 from rltop.model.catalog import group_tags, trainer_kind
 from rltop.model.names import display_name as path_text
 from rltop.model.run import Run
+from rltop.model.summary import SeriesSummary
 from rltop.view.alerts import AlertView, build_alerts
 from rltop.view.config import config_summary, headline_config
 from rltop.view.metric_view import MetricView, build_metric_view, is_stale
@@ -142,19 +143,26 @@ def build_run_view(
     now: float,
     display_name: str | None = None,
     cache: MutableMapping[str, MetricView] | None = None,
+    summaries: MutableMapping[str, SeriesSummary] | None = None,
 ) -> RunView:
-    """The view of one run; ``cache`` (tag -> view) keeps the metric views that did not change."""
+    """The view of one run; ``cache`` (tag -> view) keeps the metric views that did not change;
+    ``summaries`` (tag -> running summary, filled here) lets a live view read each series' new
+    points only (`rltop.model.summary`)."""
     names = metric_names(run.series)
     cache = {} if cache is None else cache
     for gone in [tag for tag in cache if tag not in run.series]:
         del cache[gone]
+    if summaries is not None:
+        for gone in [tag for tag in summaries if tag not in run.series]:
+            del summaries[gone]
     groups: list[tuple[str, list[MetricView]]] = []
     for group, tags in group_tags(run.series):
         rows = []
         for tag in tags:
             view = cache.get(tag)
             if view is None or view.name != names[tag] or is_stale(view, run, health):
-                view = cache[tag] = build_metric_view(run, tag, health, names[tag])
+                summary = summaries.setdefault(tag, SeriesSummary()) if summaries is not None else None
+                view = cache[tag] = build_metric_view(run, tag, health, names[tag], summary)
             rows.append(view)
         if rows:
             groups.append((group, rows))

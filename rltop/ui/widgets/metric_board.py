@@ -74,6 +74,7 @@ class MetricBoard(VerticalScroll, can_focus=False):
         self.pattern: re.Pattern[str] | None = None
         self._order: list[str] = []
         self._counts = (0, 0)
+        self._by_tag: dict[str, MetricCard] = {}
         self._note_text = ""
         self._note = Static("", classes="board-note")
 
@@ -103,7 +104,7 @@ class MetricBoard(VerticalScroll, can_focus=False):
         """Show these groups of cards: rebuilt when the tags changed, updated in place otherwise."""
         order = [model.tag for _, models in grouped for model in models]
         if order == self._order:
-            by_tag = {card.tag: card for card in self.cards}
+            by_tag = self._by_tag  # (kept: querying the groups for their cards at every repaint cost more)
             for _, models in grouped:
                 for model in models:
                     card = by_tag[model.tag]
@@ -118,6 +119,7 @@ class MetricBoard(VerticalScroll, can_focus=False):
             MetricGroup(group, [MetricCard(m, self.compact, self.name_width) for m in models])
             for group, models in grouped
         ]
+        self._by_tag = {card.tag: card for group in groups for card in group.cards}
         self._note = Static(Text(self._note_text), classes="board-note")
         self._note.display = bool(self._note_text)
         with self.app.batch_update():

@@ -18,16 +18,20 @@ non-finite points are a mark in the line and a count (`×3`), never a number han
 from __future__ import annotations
 
 import numpy as np
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.css.styles import RenderStyles
-from textual.dom import DOMNode
+from textual.dom import DOMNode, NoScreen
+from textual.errors import NoWidget
 from textual.events import Click
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.style import Style as VisualStyle
 from textual.widget import Widget
 
 from rltop.health.findings import Level
-from rltop.model.downsample import sparkline_values
 from rltop.ui.follow_focus import KeyOrigin
 from rltop.ui.levels import LEVEL_CLASSES, LEVEL_KEYS
 from rltop.ui.messages import OpenDetail
@@ -49,17 +53,20 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
     # restyles it (six style passes a card, 360 for a 60-card board at start-up, most of the cost
     # of mounting it), though a card off screen never draws. A card styles a component when it
     # first draws it, and again after each restyle (`notify_style_update`).
-    COMPONENTS = frozenset({
-        "metric-card--ok",
-        "metric-card--warn",
-        "metric-card--crit",
-        "metric-card--value",
-        "metric-card--dim",
-        "metric-card--nonfinite",
-    })
+    COMPONENTS = frozenset(
+        {
+            "metric-card--ok",
+            "metric-card--warn",
+            "metric-card--crit",
+            "metric-card--value",
+            "metric-card--dim",
+            "metric-card--nonfinite",
+        }
+    )
 
-    def __init__(self, model: MetricView, compact: bool = False, name_width: int = 16,
-                 label: str | None = None) -> None:
+    def __init__(
+        self, model: MetricView, compact: bool = False, name_width: int = 16, label: str | None = None
+    ) -> None:
         super().__init__(classes=LEVEL_CLASSES[model.level])
         self.model = model
         self.compact = compact
@@ -67,6 +74,11 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
         self.label = model.label if label is None else visible(label)
         """The name as the board fits it to the layout (`rltop.view.names.metric_labels`), safe to print."""
         self._spark_cache: tuple[tuple[int, int], int, np.ndarray] | None = None
+        self._styles: dict[tuple[str, ...], Style] = {}
+        self._visual_styles: dict[Style, VisualStyle] = {}
+        self._shown: tuple[tuple[int, int], list[Line]] | None = None
+        """(content size, lines) drawn: a new model redraws only the lines that differ."""
+        self._strips: dict[int, Strip] = {}
         self._apply_titles()
 
     def get_component_styles(self, *names: str) -> RenderStyles:
@@ -79,12 +91,32 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
                 self._component_styles[name] = node.styles
         return super().get_component_styles(*names)
 
+    def get_component_rich_style(
+        self, *names: str, partial: bool = False, default: Style | None = None
+    ) -> Style:
+        """A component's Rich style, kept until the card is restyled.
+
+        Textual forgets a widget's component styles at every refresh and finds each again through
+        the ancestors (0.1 ms each, five a card: half of what a live card's redraw cost). They only
+        change when the card is restyled (focus, level, theme, layout class), which
+        `notify_style_update` says.
+        """
+        key = (*names, "partial") if partial else names
+        style = self._styles.get(key)
+        if style is None:
+            style = super().get_component_rich_style(*names, partial=partial, default=default)
+            self._styles[key] = style
+        return style
+
     def notify_style_update(self) -> None:
         # Restyled (focus, level, theme): the components are styled again when drawn. Textual
         # repaints a widget whose declared components changed; the card repaints on any restyle
         # that drops styled components (a theme may change only the colours the card draws in).
         styled = bool(self._component_styles)
         self._component_styles.clear()
+        self._styles.clear()
+        self._visual_styles.clear()
+        self._forget_lines()
         super().notify_style_update()
         if styled:
             self.refresh()
@@ -95,16 +127,38 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
         return self.model.tag
 
     def update_model(self, model: MetricView) -> None:
-        """Show a newer model of the same tag (titles and classes only change with the level)."""
+        """Show a newer model of the same tag: only the lines whose text changed are redrawn (a new
+        point usually changes the numbers line, and the sparkline only when a glyph moves)."""
         previous = self.model
         if model.level != previous.level:
             self.set_class(False, *LEVEL_CLASSES.values())
             self.add_class(LEVEL_CLASSES[model.level])
         self.model = model
-        if (model.level, model.mark, model.label) != (previous.level, previous.mark, previous.label):
+        if (model.level, model.mark, model.name) != (previous.level, previous.mark, previous.name):
             self._apply_titles()
-        if self.region.height:  # off-screen cards repaint when they scroll into view
+        shown = self._shown
+        if shown is None:
+            return  # not drawn since it was last asked to be: it draws the newest model when shown
+        size = self.content_size
+        if shown[0] != (size.width, size.height) or not self._on_screen():
+            # Drawn at another size, or scrolled out of sight: drawn whole when it is next shown.
+            self._forget_lines()
             self.refresh()
+            return
+        lines = self._build_lines(size.width, size.height)
+        self._shown = (shown[0], lines)
+        for y, (before, now) in enumerate(zip(shown[1], lines)):
+            if before != now:
+                self._strips.pop(y, None)
+                self.refresh(Region(0, y, size.width, 1))
+
+    def _on_screen(self) -> bool:
+        """Whether any part of the card was on screen at the last screen update."""
+        try:
+            geometry = self.screen.find_widget(self)
+        except (NoScreen, NoWidget):
+            return False
+        return bool(geometry.visible_region.area)
 
     def set_compact(self, compact: bool, name_width: int, label: str | None = None) -> None:
         """Switch between the card and the one-line form; ``label``: the name the board fitted."""
@@ -113,6 +167,7 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
             self.compact = compact
             self.name_width = name_width
             self.label = shown
+            self._forget_lines()
             self._apply_titles()
             self.refresh(layout=True)
 
@@ -142,71 +197,131 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
         cache = self._spark_cache
         if cache is not None and cache[0] == version and cache[1] == width:
             return cache[2]
-        columns = sparkline_values(self.model.series.values, max(1, width))
+        columns = self.model.columns(max(1, width))
         self._spark_cache = (version, width, columns)
         return columns
 
+    # -- drawing ---------------------------------------------------------------------------------
+    # The card draws its lines itself (Textual's line API): each line is a list of (text, style)
+    # runs, turned into a strip the way Textual turns a Rich Text into strips (same segments, same
+    # styles), so a card looks the same; what it saves is the conversion of the whole card at every
+    # new point, and the lines that did not change are not redrawn at all.
+
     def render(self) -> Text:
-        """The card or the line, for the current size."""
-        width = max(1, self.content_size.width)
+        """The card or the line as Rich text, for the current size (what `render_line` draws)."""
+        size = self.content_size
+        lines = self._lines(size.width, size.height)
+        parts = [Text.assemble(*((part, style or "") for part, style in runs)) for runs in lines]
+        text = Text("\n").join(parts)
+        text.no_wrap, text.overflow = True, "crop"
+        return text
+
+    def render_line(self, y: int) -> Strip:
+        """Line ``y`` of the card's content."""
+        size = self.content_size
+        lines = self._lines(size.width, size.height)  # (forgets the strips of another size)
+        strip = self._strips.get(y)
+        if strip is None:
+            if y < len(lines):
+                strip = self._strip(lines[y], y)
+            else:
+                strip = Strip.blank(size.width, self.visual_style.rich_style)
+            self._strips[y] = strip
+        return strip
+
+    def _lines(self, width: int, height: int) -> list[Line]:
+        """The lines for a content area of ``width`` x ``height`` (kept until the model changes)."""
+        shown = self._shown
+        if shown is None or shown[0] != (width, height):
+            self._strips.clear()
+            shown = self._shown = ((width, height), self._build_lines(width, height))
+        return shown[1]
+
+    def _forget_lines(self) -> None:
+        self._shown = None
+        self._strips.clear()
+
+    def _build_lines(self, width: int, height: int) -> list[Line]:
+        width = max(1, width)
         if self.compact:
-            return self._render_line(width)
-        return self._render_card(width, max(1, self.content_size.height))
+            return self._line_form(width)
+        return self._card_form(width, max(1, height))
+
+    def _strip(self, line: Line, y: int) -> Strip:
+        """The strip of one line, styled as Textual styles a Rich Text's spans: every segment's
+        style is the base style plus (base plus its span's style), with its offset for selection."""
+        base = self.visual_style
+        plain = base + base
+        segments = []
+        x = 0
+        for part, style in line:
+            if style is None:
+                combined = plain
+            else:
+                visual = self._visual_styles.get(style)
+                if visual is None:
+                    visual = VisualStyle.from_rich_style(style, self.app.ansi_theme)
+                    self._visual_styles[style] = visual
+                combined = base + (base + visual)
+            segments.append(Segment(part, combined.rich_style_with_offset(x, y)))
+            x += len(part)
+        return Strip(segments, sum(cell_len(part) for part, _ in line))
 
     def _level_style(self) -> Style:
         return self.get_component_rich_style(f"metric-card--{LEVEL_KEYS[self.model.level]}")
 
-    def _render_card(self, width: int, height: int) -> Text:
+    def _card_form(self, width: int, height: int) -> list[Line]:
         stats = self.model.stats
         spark_height = max(1, height - 1)
-        text = Text(no_wrap=True, overflow="crop")
         if stats.count:
-            rows = spark_rows(self._columns(width), spark_height, self.model.band)
-            for line in rows:
-                self._append_spark(text, line)
-                text.append("\n")
+            lines = [
+                self._spark(row) for row in spark_rows(self._columns(width), spark_height, self.model.band)
+            ]
         else:
             dim = self.get_component_rich_style("metric-card--dim")
-            text.append("no points yet\n" * spark_height, style=dim)
-        text.append_text(self._stats_line(width))
-        return text
+            lines = [[("no points yet", dim)] for _ in range(spark_height)]
+        return [*lines, self._stats_line(width)]
 
-    def _append_spark(self, text: Text, line: str) -> None:
+    def _spark(self, row: str) -> Line:
+        """Runs of ordinary glyphs in the level colour, non-finite marks in the alarm colour."""
         level_style = self._level_style()
         nonfinite = self.get_component_rich_style("metric-card--nonfinite")
-        # Runs of ordinary glyphs in the level colour, non-finite marks in the alarm colour.
-        for index, chunk in enumerate(line.split("×")):
+        line: Line = []
+        for index, chunk in enumerate(row.split("×")):
             if index:
-                text.append("×", style=nonfinite)
+                line.append(("×", nonfinite))
             if chunk:
-                text.append(chunk, style=level_style)
+                line.append((chunk, level_style))
+        return line
 
-    def _stats_line(self, width: int) -> Text:
+    def _stats_line(self, width: int) -> Line:
         """``1.93 ▲  ×2  min 0.94  max 1.75``, shortened to fit, never cutting a number."""
         stats = self.model.stats
         dim = self.get_component_rich_style("metric-card--dim")
         bad = self.get_component_rich_style("metric-card--nonfinite")
-        line = Text(no_wrap=True, overflow="crop")
-        line.append(format_short(stats.last), style=self.get_component_rich_style("metric-card--value"))
-        line.append(" " + TREND_MARKS.get(stats.trend, " "))
+        line = _Line()
+        line.add(format_short(stats.last), self.get_component_rich_style("metric-card--value"))
+        line.add(" " + TREND_MARKS.get(stats.trend, " "))
         if stats.non_finite:
             for mark in (f"  ×{stats.non_finite} non-finite", f"  ×{stats.non_finite}"):
-                if len(line) + len(mark) <= width:
-                    line.append(mark, style=bad)
+                if line.length + len(mark) <= width:
+                    line.add(mark, bad)
                     break
         if stats.count > 1 and stats.min is not None:
             # The longest form that fits: labelled, then a bare range, then fewer digits.
             for digits in (4, 3, 2):
                 low, high = format_short(stats.min, digits), format_short(stats.max, digits)
-                labelled = Text.assemble("  ", ("min ", dim), low, ("  max ", dim), high)
-                bare = Text.assemble("  ", low, ("…", dim), high)
-                choice = next((t for t in (labelled, bare) if len(line) + len(t) <= width), None)
+                labelled = [("  ", None), ("min ", dim), (low, None), ("  max ", dim), (high, None)]
+                bare = [("  ", None), (low, None), ("…", dim), (high, None)]
+                fits = [runs for runs in (labelled, bare) if line.length + _length(runs) <= width]
+                choice = fits[0] if fits else None
                 if choice is not None:
-                    line.append_text(choice)
+                    for part, style in choice:
+                        line.add(part, style)
                     break
-        return line
+        return line.runs
 
-    def _render_line(self, width: int) -> Text:
+    def _line_form(self, width: int) -> list[Line]:
         """``name  ▁▂▃▅▇  1.93 ▲ CRIT`` in aligned columns, padded in cells (wide characters too).
 
         A name longer than the column (one that cannot be cut: a reward function's) is the first
@@ -215,38 +330,40 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
         stats = self.model.stats
         name_width = max(4, min(self.name_width, width - NARROW_FIXED - 4))
         spark_width = max(0, width - name_width - 1 - NARROW_FIXED)
-        text = Text(no_wrap=True, overflow="crop")
+        lines = []
+        line = _Line()
         if self.two_line:
-            text.append(self.label)
-            text.append("\n" + " " * name_width)
+            lines.append([(self.label, None)])
+            line.add(" " * name_width)
         else:
             label = self.label if cell_len(self.label) <= name_width else elide_name(self.label, name_width)
-            text.append(pad_cells(label, name_width))
-        text.append(" ")
+            line.add(pad_cells(label, name_width))
+        line.add(" ")
         if stats.count and spark_width:
-            line = spark_rows(self._columns(spark_width), 1, self.model.band)[0]
-            self._append_spark(text, line.ljust(spark_width))
+            for part, style in self._spark(
+                spark_rows(self._columns(spark_width), 1, self.model.band)[0].ljust(spark_width)
+            ):
+                line.add(part, style)
         else:
-            text.append(" " * spark_width)
+            line.add(" " * spark_width)
         value = format_short(stats.last) if stats.count else "–"
         if stats.non_finite and stats.last is not None and stats.last == stats.last:
             value = f"×{stats.non_finite} {value}" if len(value) + 3 <= VALUE_WIDTH else value
-        text.append(" ")
-        text.append(value.rjust(VALUE_WIDTH)[-VALUE_WIDTH:], style=self.get_component_rich_style(
-            "metric-card--value"))
-        text.append(" ")
-        text.append(TREND_MARKS.get(stats.trend, " "))
-        text.append(" ")
+        line.add(" ")
+        line.add(value.rjust(VALUE_WIDTH)[-VALUE_WIDTH:], self.get_component_rich_style("metric-card--value"))
+        line.add(" ")
+        line.add(TREND_MARKS.get(stats.trend, " "))
+        line.add(" ")
         level = self.model.level
         if level == Level.OK and self.model.mark > Level.OK:
             # "ok" plus the mark of the episode that was not acknowledged yet (4 cells, like the badge)
             mark = self.get_component_rich_style(f"metric-card--{LEVEL_KEYS[self.model.mark]}")
-            text.append("ok", style=self.get_component_rich_style("metric-card--dim"))
-            text.append(f"{LEVEL_ICONS[self.model.mark]} ", style=mark)
-            return text
-        text.append(f"{LEVEL_NAMES[level]:<4}", style=self._level_style() if level > Level.OK else
-                    self.get_component_rich_style("metric-card--dim"))
-        return text
+            line.add("ok", self.get_component_rich_style("metric-card--dim"))
+            line.add(f"{LEVEL_ICONS[self.model.mark]} ", mark)
+        else:
+            quiet = self.get_component_rich_style("metric-card--dim")
+            line.add(f"{LEVEL_NAMES[level]:<4}", self._level_style() if level > Level.OK else quiet)
+        return [*lines, line.runs]
 
     def on_resize(self) -> None:
         self._apply_titles()
@@ -259,3 +376,32 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
         self.focus()
         if event.chain >= 2:
             self.action_open()
+
+
+Line = list[tuple[str, Style | None]]
+"""One line of a card: (text, Rich style or None for the card's own) runs."""
+
+
+class _Line:
+    """A line being built, with Rich Text's merging: plain text appended next to plain text is one
+    run (as one unstyled stretch of a Text is one segment), each styled append a run of its own."""
+
+    __slots__ = ("runs", "length")
+
+    def __init__(self) -> None:
+        self.runs: Line = []
+        self.length = 0
+
+    def add(self, part: str, style: Style | None = None) -> None:
+        """Append ``part`` (nothing for an empty string, as Text.append)."""
+        if not part:
+            return
+        self.length += len(part)
+        if style is None and self.runs and self.runs[-1][1] is None:
+            self.runs[-1] = (self.runs[-1][0] + part, None)
+        else:
+            self.runs.append((part, style))
+
+
+def _length(runs: Line) -> int:
+    return sum(len(part) for part, _ in runs)

@@ -1,0 +1,129 @@
+"""`SeriesSummary` (rltop.model.summary) against the functions it stands in for, on growing series.
+
+The dashboard draws a live card from a running summary instead of reading the whole series at every
+new point. Its statistics must be `series_stats` exactly, and its sparkline columns
+`sparkline_values` up to the rounding of the column means (summed in another order), through
+appends of any size, non-finite values, restarts that purge points, and a series replaced by a
+new one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rltop.model import summary as summary_module
+from rltop.model.downsample import sparkline_values
+from rltop.model.series import Series
+from rltop.model.stats import median_of, series_stats
+from rltop.model.summary import BLOCK, SeriesSummary
+
+
+def _same_stats(summary: SeriesSummary, series: Series) -> None:
+    got, want = summary.stats(series), series_stats(series)
+    assert got == want  # (== treats 0.0 and -0.0 alike: the extremes may differ in sign only)
+
+
+def _same_columns(summary: SeriesSummary, series: Series, width: int) -> None:
+    got, want = summary.columns(series, width), sparkline_values(series.values, width)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300, equal_nan=True)
+
+
+def _values(rng: np.random.Generator, count: int, kind: str) -> np.ndarray:
+    if kind == "walk":
+        values = np.cumsum(rng.normal(size=count))
+    elif kind == "spiky":
+        values = rng.normal(size=count)
+        values[rng.random(count) < 0.002] *= 1e4
+    elif kind == "plateaus":
+        values = np.repeat(rng.normal(size=count // 50 + 1), 50)[:count]
+    else:  # "broken": NaN and ±Inf among the values
+        values = rng.normal(size=count)
+        bad = rng.random(count) < 0.01
+        values[bad] = rng.choice([np.nan, np.inf, -np.inf], size=int(bad.sum()))
+    return values
+
+
+@pytest.mark.parametrize("kind", ["walk", "spiky", "plateaus", "broken"])
+def test_a_growing_series_is_summarised_as_if_read_whole(kind):
+    rng = np.random.default_rng(len(kind))
+    series, summary = Series("t"), SeriesSummary()
+    step = 0
+    for size in [1, 1, 2, 5, 40, 1, 700, 1, 3, 9000, 1, 1, 25_000, 1, 64, 63, 65, 1]:
+        values = _values(rng, size, kind)
+        series.append(np.arange(step, step + size), np.zeros(size), values)
+        step += size
+        _same_stats(summary, series)
+        for width in (1, 7, 26, 47, 120):
+            _same_columns(summary, series, width)
+
+
+def test_long_series_are_summarised_by_blocks(monkeypatch):
+    """Past a few blocks per column the columns come from the block summaries, not from reading the
+    series (the fallback is made to fail here), in about half a byte per point."""
+    rng = np.random.default_rng(7)
+    series, summary = Series("t"), SeriesSummary()
+    series.append(np.arange(200_000), np.zeros(200_000), _values(rng, 200_000, "broken"))
+    want = {width: sparkline_values(series.values, width) for width in (10, 26, 61)}
+
+    def whole_series_read(values, width):
+        raise AssertionError("read the whole series")
+
+    monkeypatch.setattr(summary_module, "sparkline_values", whole_series_read)
+    for width, columns in want.items():
+        np.testing.assert_allclose(summary.columns(series, width), columns, rtol=1e-12, equal_nan=True)
+    non_finite = int((~np.isfinite(series.values)).sum())
+    assert summary.nbytes() <= 0.5 * len(series) + 8 * non_finite
+
+
+def test_a_restart_that_purges_points_starts_the_summary_over():
+    rng = np.random.default_rng(3)
+    series, summary = Series("t"), SeriesSummary()
+    series.append(np.arange(30_000), np.zeros(30_000), _values(rng, 30_000, "walk"))
+    _same_stats(summary, series)
+    # Training resumed from the checkpoint at step 20,000: every point from there on is replaced.
+    series.append(np.arange(20_000, 20_500), np.zeros(500), _values(rng, 500, "spiky"))
+    assert series.purged == 10_000
+    _same_stats(summary, series)
+    _same_columns(summary, series, 26)
+
+
+def test_a_new_series_object_is_summarised_afresh():
+    rng = np.random.default_rng(5)
+    first, second, summary = Series("t"), Series("t"), SeriesSummary()
+    first.append(np.arange(10_000), np.zeros(10_000), _values(rng, 10_000, "walk"))
+    second.append(np.arange(10_000), np.zeros(10_000), _values(rng, 10_000, "plateaus"))
+    _same_stats(summary, first)
+    _same_stats(summary, second)  # the same length, another series: nothing carried over
+    _same_columns(summary, second, 26)
+
+
+def test_a_mostly_broken_series_falls_back_to_reading_it_whole():
+    rng = np.random.default_rng(9)
+    series, summary = Series("t"), SeriesSummary()
+    values = rng.normal(size=5_000)
+    values[::2] = np.nan
+    series.append(np.arange(5_000), np.zeros(5_000), values)
+    _same_stats(summary, series)
+    series.append(np.arange(5_000, 5_100), np.zeros(100), rng.normal(size=100))
+    _same_stats(summary, series)
+
+
+def test_block_boundaries_and_exact_multiples():
+    rng = np.random.default_rng(11)
+    for count in (BLOCK * 26 * 4, BLOCK * 26 * 4 + 1, BLOCK * 26 * 4 - 1, BLOCK * 1000):
+        series, summary = Series("t"), SeriesSummary()
+        series.append(np.arange(count), np.zeros(count), _values(rng, count, "spiky"))
+        _same_columns(summary, series, 26)
+
+
+@pytest.mark.parametrize("count", [*range(1, 40), 499, 500, 1000, 2047, 2048])
+def test_median_of_is_numpys_median_bit_for_bit(count):
+    rng = np.random.default_rng(count)
+    for _ in range(20):
+        values = rng.normal(size=count) * 10.0 ** rng.integers(-6, 6)
+        if rng.random() < 0.3:
+            values = rng.choice([0.0, -0.0, 1.5, -1.5], size=count)  # ties and signed zeros
+        want, got = np.median(values), median_of(values)
+        assert got == want and np.signbit(got) == np.signbit(want) and type(got) is type(want)
