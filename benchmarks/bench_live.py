@@ -4,20 +4,23 @@
     python benchmarks/bench_live.py --seconds 30 --repeat 3
     python benchmarks/bench_live.py --sizes 100x30 --runs 1 --modes tmux
     python benchmarks/bench_live.py --cpu                # 50 tags at 1 step/s, 100x30: the CPU goal
+    python benchmarks/bench_live.py --cpu --cpu-sizes 40x20,100x30,200x50
 
 A writer process logs ``--runs`` runs (``run0``, ``run1``...), each step of each run flushed to its
 event file as a whole (rltop's own writer, like torch's SummaryWriter after ``flush()``), one step
-every ``--period`` seconds (0.5). The tags and values are the per-step tags of the real TRL GRPO run
-``tests/fixtures/trl/grpo_healthy`` (28 tags), replayed. In ``run0`` the completions' clipped ratio
-follows a pattern that makes the truncation rule move its level: ok -> warn -> ok every 30 steps,
-and ok -> warn -> critical at the end. The writer prints each step's flush time (monotonic clock,
-shared by every process of the machine). The level each step should bring comes from rltop's health
-engine fed the same points step by step.
+every ``--period`` seconds (0.5). The tags and values are the ones the real TRL GRPO run
+``tests/fixtures/trl/grpo_healthy`` logged at every step, replayed. In ``run0`` the completions'
+clipped ratio follows a pattern that makes the truncation rule move its level: ok -> warn -> ok
+every 30 steps, and ok -> warn -> critical at the end. The writer prints each step's flush time
+(monotonic clock, shared by every process of the machine). The level each step should bring comes
+from rltop's health engine fed the same points step by step.
 
 - tmux: the installed ``rltop --follow run0`` in a detached pane of the given size, read by a tmux
   control-mode client every 5 ms (``capture-pane``: 60 µs each, no process started per read). A
   step is on screen when the header shows ``step N`` for run0 (or a later step: two flushes can
-  land in one read); a level change when the header shows the new level with its step. CPU: the
+  land in one read; at 40 columns with several runs the header gives the step's room to the
+  fleet, and the step is read from run0's line in the runs overview); a level change when the
+  header shows the new level with its step. CPU: the
   dashboard process's user+sys time over the measured window.
 - pilot: the same writer, the dashboard in this process under Textual's test driver, at the same
   size; a step (and a level) is on screen at the first frame drawn after a repaint that held it
@@ -186,10 +189,18 @@ HEADER_STEP = re.compile(r"\bstep (\d+)")
 HEADER_LEVEL = re.compile(r"\b(OK|WARN|CRIT)\b")
 
 
+SELECTED_STEP = (re.compile(r"^▶.*?\bstep (\d+)\b"), re.compile(r"^▶\S+\s+\S+\s+(\d+)\s"))
+
+
 def header_facts(lines: list[str]) -> tuple[int | None, str | None]:
-    """(step, level) the header shows (its first two lines: a narrow pane puts the facts second)."""
+    """(step, level) the screen shows for the followed run: the header's (its first two lines: a
+    narrow pane puts the facts second), or the selected line of the runs overview when a narrow
+    header has no room for the step (40 columns and several runs: the fleet takes it)."""
     head = " ".join(lines[:2])
     step = HEADER_STEP.search(head)
+    if step is None:
+        selected = next((line.strip() for line in lines[:12] if line.strip().startswith("▶")), "")
+        step = SELECTED_STEP[0].match(selected) or SELECTED_STEP[1].match(selected)
     level = HEADER_LEVEL.search(lines[0] if lines else "")
     return (int(step.group(1)) if step else None), (level.group(1) if level else None)
 
@@ -437,37 +448,34 @@ with EventWriter(directory, start=start) as writer:
 
 
 def cpu_goal(args: argparse.Namespace) -> None:
-    """The dashboard's process CPU while one run logs 50 tags a second (median of the repeats)."""
-    shares = []
-    for _ in range(args.repeat):
-        work = Path(tempfile.mkdtemp(prefix="rltop-live-cpu-"))
-        (work / "run").mkdir()
-        writer = subprocess.Popen(
-            [sys.executable, "-c", CPU_WRITER, str(work / "run"), "20000", str(args.seconds + 40)],
-            stdout=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )
-        assert writer.stdout.readline().strip() == "ready"
-        pane = TmuxDashboard(f"{RLTOP} {work}", 100, 30)
-        try:
-            time.sleep(15)  # the first read and a settled screen
-            before, started = pane.cpu_seconds(), time.monotonic()
-            time.sleep(args.seconds)
-            share = 100.0 * (pane.cpu_seconds() - before) / (time.monotonic() - started)
-            shares.append(share)
-            load = os.getloadavg()
-            print(
-                f"cpu: 50 tags at 1 step/s, 20k steps of history, 100x30: {share:.2f} % of a core over "
-                f"{args.seconds:g} s (load {load[0]:.2f} {load[1]:.2f})",
-                flush=True,
-            )
-        finally:
-            pane.close()
-            writer.kill()
-            writer.wait()
-            shutil.rmtree(work, ignore_errors=True)
-    print(f"cpu: median {statistics.median(shares):.2f} % of a core (goal <= 2 %)")
+    """The dashboard's process CPU while one run logs 50 tags a second (medians of the repeats)."""
+    for size in [tuple(int(part) for part in size.split("x")) for size in args.cpu_sizes.split(",")]:
+        shares = []
+        for _ in range(args.repeat):
+            work = Path(tempfile.mkdtemp(prefix="rltop-live-cpu-"))
+            (work / "run").mkdir()
+            writer = subprocess.Popen(
+                [sys.executable, "-c", CPU_WRITER, str(work / "run"), "20000", str(args.seconds + 40)],
+                stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+            )  # fmt: skip
+            assert writer.stdout.readline().strip() == "ready"
+            pane = TmuxDashboard(f"{RLTOP} {work}", *size)
+            try:
+                time.sleep(15)  # the first read and a settled screen
+                before, started = pane.cpu_seconds(), time.monotonic()
+                time.sleep(args.seconds)
+                share = 100.0 * (pane.cpu_seconds() - before) / (time.monotonic() - started)
+                shares.append(share)
+                load = os.getloadavg()
+                case = f"50 tags at 1 step/s, 20k steps of history, {size[0]}x{size[1]}"
+                print(f"cpu: {case}: {share:.2f} % of a core over {args.seconds:g} s "
+                      f"(load {load[0]:.2f} {load[1]:.2f})", flush=True)  # fmt: skip
+            finally:
+                pane.close()
+                writer.kill()
+                writer.wait()
+                shutil.rmtree(work, ignore_errors=True)
+        print(f"cpu {size[0]}x{size[1]}: median {statistics.median(shares):.2f} % of a core (goal <= 2 %)")
 
 
 def main() -> None:
@@ -482,6 +490,7 @@ def main() -> None:
     parser.add_argument("--period", type=float, default=0.5, help="seconds between steps")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--cpu", action="store_true", help="only the CPU goal's case")
+    parser.add_argument("--cpu-sizes", default="100x30", help="pane sizes of the CPU case")
     args = parser.parse_args()
     if TMUX is None or RLTOP is None:
         sys.exit("needs tmux and the installed rltop")

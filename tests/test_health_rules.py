@@ -151,6 +151,8 @@ def test_readme_example(tmp_path) -> None:
 
 
 def test_readme_rules_table_is_the_rules_own_table() -> None:
+    from rltop.health.table import concept_table
+
     """The README's default-thresholds table is generated from the rules' own classes: never drifts."""
     from pathlib import Path
 
@@ -158,6 +160,7 @@ def test_readme_rules_table_is_the_rules_own_table() -> None:
 
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     assert markdown_table() in readme
+    assert concept_table() in readme  # the concepts each rule reads, with every framework's names
     judged = {rule.name for rule in TAG_RULES} | {"non_finite", "stall"}
     assert set(DEFAULTS) == set(DOCS) == judged | {detector.name for detector in DETECTORS}
     assert len({rule.name for rule in EVERY}) == len(EVERY)  # one class, one name

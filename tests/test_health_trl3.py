@@ -89,7 +89,18 @@ def test_a_kl_runaway_from_a_warm_start_is_critical(kl_runaway) -> None:
     assert entropy.level == Level.CRITICAL
 
 
-@pytest.mark.parametrize("name", ["grpo_warm_short"])
+HEALTHY = [
+    "grpo_warm_short",
+    "grpo_healthy_default",
+    "grpo_healthy_rloo",
+    "grpo_healthy_scale_batch",
+    "grpo_healthy_dr_grpo",
+    "grpo_healthy_cosine",
+    "ppo_healthy_minibatch",
+]
+
+
+@pytest.mark.parametrize("name", HEALTHY)
 def test_healthy_runs_have_no_critical(name: str) -> None:
     _, health = replay(TRL3 / name)
     assert [f for f in health.findings if f.level == Level.CRITICAL] == []
@@ -126,3 +137,26 @@ def test_a_sacrificed_reward_function_is_critical() -> None:
     assert rule_findings(health, "reward_dominance") == []  # the critical finding says it, once
     (entropy,) = rule_findings(health, "entropy_collapse")
     assert "a reward function sacrificed (distinct_reward" in entropy.message
+
+
+def test_a_value_head_that_blows_up_in_its_first_steps_is_critical_before_the_nan() -> None:
+    # PPO (TRL 1.12), plain SGD at lr 0.065: value loss 0.26, 0.83, 44, 3.35e5 at steps 1-4, NaN at 5,
+    # five more tags NaN at 6, then the run dies. No baseline of normal points can exist that early:
+    # a point 1000x the median of the points before it is critical on its own.
+    changes, health = replay(TRL3 / "ppo_value_spike_nan")
+    assert first_step_at(changes, "value_loss_spike", "train/loss/value_avg", Level.CRITICAL) == 4
+    assert first_step_at(changes, "non_finite", "train/loss/value_avg", Level.CRITICAL) == 5
+    (spike,) = rule_findings(health, "value_loss_spike")
+    assert "spiked to 3.348e+05 at step 4" in spike.message and "critical on its own at ≥ 1000×" in spike.message
+    (nan,) = rule_findings(health, "non_finite")
+    assert nan.message.startswith("train/loss/value_avg is NaN from step 5, the run's first non-finite value")
+    assert "5 more tags from step 6" in nan.message
+    assert "after the value-loss spike of train/loss/value_avg (from step 4" in nan.message
+    order = [f.rule for f in health.findings if f.level == Level.CRITICAL]
+    assert order.index("value_loss_spike") < order.index("non_finite")  # the cause before the NaN
+
+
+def test_a_slow_start_of_the_value_head_is_no_spike() -> None:
+    # ppo_healthy_minibatch's value loss moves 0.35 -> 0.1 in its first steps: nothing near 1000x.
+    _, health = replay(TRL3 / "ppo_healthy_minibatch")
+    assert rule_findings(health, "value_loss_spike") == []

@@ -62,7 +62,7 @@ def test_every_value_veRL_wrote_is_read(version):
     for tag, points in expected.items():
         series = run.series[tag]
         assert as_text(zip(series.steps.tolist(), series.values.tolist())) == as_text(points), tag
-    assert result.problems == [f"{path}: 1 point skipped (a text, not a number)"]  # "rollout/backend": "vllm"
+    assert result.problems == []  # "rollout/backend": "vllm" is a label veRL logs on purpose, not a lost point
     assert run.config == {"framework": "verl"}
 
 
@@ -145,7 +145,7 @@ def test_odd_lines_cost_only_their_points(tmp_path):
     assert series["huge"].values.tolist() == [math.inf]  # Python's json reads 1e999 as infinity
     (said,) = result.problems
     assert said == (
-        f"{path}: 2 points skipped (a text, not a number); 1 point skipped (a list or another object, "
+        f"{path}: 1 point skipped (a list or another object, "
         "not a number); 1 point skipped (value too large for a float); 1 point skipped (step or value out "
         "of range); 1 point skipped (step not an integer); 2 lines skipped (not JSON); 1 line skipped (not a "
         '{"step": N, "data": {…}} record)'

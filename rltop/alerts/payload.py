@@ -210,9 +210,10 @@ def label(payload: dict[str, Any]) -> str:
 def event_line(payload: dict[str, Any]) -> str:
     """One line for a log or a toast: label, run, and the message in display names (raw text:
     escape it); the payload's own ``message`` stays the engine's words."""
+    head = f"{label(payload)} {payload['display_name']}"
     message = display_message(payload["message"] or "", payload["tag"] or "", "", payload["run"] or "",
-                              payload["display_name"] or "")
-    return f"{label(payload)} {payload['display_name']}: {message}"
+                              payload["display_name"] or "")  # fmt: skip
+    return f"{head}: {message}"
 
 
 def _body(payload: dict[str, Any]) -> str:

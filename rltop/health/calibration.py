@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from rltop.model.catalog import config_kind, settings_of
+
 
 def _number(value: Any) -> float | None:
     """A finite float from a JSON value (numbers or numeric strings), else None."""
@@ -51,16 +53,25 @@ class Calibration:
     kl_estimator: str | None = None  # PPOTrainer: "k1" (default) or "k3"
     # RLOOTrainer's config: it has normalize_advantages, and neither loss_type nor scale_rewards.
     rloo: bool = False
+    # The kind the config names (veRL's algorithm.adv_estimator, OpenRLHF's advantage_estimator).
+    named_kind: str | None = None
 
     @classmethod
     def from_config(cls, config: dict[str, Any] | None) -> Calibration:
         """Pick the known keys out of a parsed ``args/text_summary`` (None or junk: all unknown)."""
         if not config:
             return cls()
+        named_kind = config_kind(config)
+        config = settings_of(config)  # every framework's spelling of a setting, under rltop's name
         numbers = {f.name: _number(config.get(f.name)) for f in fields(cls) if f.type == "float | None"}
         estimator = config.get("kl_estimator")
         rloo = "normalize_advantages" in config and not {"loss_type", "scale_rewards"} & set(config)
-        return cls(**numbers, kl_estimator=estimator if isinstance(estimator, str) else None, rloo=rloo)
+        return cls(
+            **numbers,
+            kl_estimator=estimator if isinstance(estimator, str) else None,
+            rloo=rloo,
+            named_kind=named_kind,
+        )
 
     def now(self, name: str) -> str:
         """`` (now 16)`` for a logged setting, else "" (used inside advice sentences)."""
@@ -74,7 +85,7 @@ class Calibration:
         generation time. Per sequence (PPO ``objective/kl``): k1 unless ``kl_estimator="k3"``.
         """
         if per_token:
-            return self.rloo
+            return self.rloo or self.kl_estimator in ("k1", "kl")  # OpenRLHF's and veRL's k1 spellings
         return (self.kl_estimator or "k1") != "k3"
 
     def final_step(self) -> float | None:
@@ -85,7 +96,10 @@ class Calibration:
         return None
 
     def guess_kind(self) -> str:
-        """ "RLOO" / "GRPO" / "PPO" from trainer-specific arguments, "unknown" without them."""
+        """The kind the config names, else "RLOO" / "GRPO" / "PPO" from trainer-specific arguments,
+        "unknown" without them."""
+        if self.named_kind:
+            return self.named_kind
         if self.rloo:
             return "RLOO"
         if self.num_generations is not None or self.max_completion_length is not None:

@@ -24,7 +24,7 @@ from rltop.health.rules.non_finite import NonFiniteCount, count_non_finite, fold
 from rltop.health.rules.stall import judge_stall, next_stall_change
 from rltop.health.settings import RuleParams, Rules
 from rltop.health.verdicts import judge_slot
-from rltop.model.catalog import MetricInfo, describe, trainer_kind
+from rltop.model.catalog import MetricInfo, describe, spelling_rank, trainer_kind
 from rltop.model.run import CONFIG_TAG, Run, Store
 from rltop.model.series import Series
 
@@ -145,7 +145,7 @@ class HealthEngine:
                 or tag_state.purged != series.purged
                 or len(series) < tag_state.seen
             ):
-                tag_state = state.tags[tag] = self._new_tag(tag, series, state.context)
+                tag_state = state.tags[tag] = self._new_tag(tag, series, state.context, run)
             if len(series) > tag_state.seen:
                 self._feed(tag_state, state.context)
                 fed.add(tag)
@@ -233,16 +233,20 @@ class HealthEngine:
             return False
         state.tag_count = len(run.series)
         kind = trainer_kind(run.series)
-        guessed = state.context.calibration.guess_kind()
-        if kind == "unknown" or (kind == "GRPO" and guessed == "RLOO"):
-            kind = guessed
+        calibration = state.context.calibration
+        guessed = calibration.guess_kind()
+        if calibration.named_kind or kind == "unknown" or (kind == "GRPO" and guessed == "RLOO"):
+            kind = guessed  # the config's own word (adv_estimator) beats the tags'
+
         changed = kind != state.context.kind
         state.context.kind = kind
         return changed
 
-    def _new_tag(self, tag: str, series: Series, context: Context) -> _TagState:
+    def _new_tag(self, tag: str, series: Series, context: Context, run: Run) -> _TagState:
         info = describe(tag)
         slots = []
+        if _has_preferred_twin(info, run):
+            return _TagState(series, info, slots, purged=series.purged)  # judged once, on its twin
         for rule in TAG_RULES:
             params = self.rules[rule.name]
             if not params.enabled or not rule.applies(info, context):
@@ -314,6 +318,20 @@ class HealthEngine:
         state.findings = findings
         state.level, state.mark = level, mark
         state.band = tuple(band)  # type: ignore[assignment]
+
+
+def _has_preferred_twin(info: MetricInfo, run: Run) -> bool:
+    """True when ``run`` logs the same concept, same split, under a spelling the catalogue prefers:
+    veRL's ``response_length/mean`` and ``response_length_non_aborted/mean`` are one measurement,
+    judged once (on the first), so one collapse never counts as two findings."""
+    if not info.concept:
+        return False
+    rank = spelling_rank(info.key)
+    for other in run.series:
+        twin = describe(other)
+        if twin.concept == info.concept and twin.split == info.split and spelling_rank(twin.key) < rank:
+            return True
+    return False
 
 
 def _judged_copy(series: Series, count: int) -> Series:

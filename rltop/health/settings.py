@@ -91,6 +91,27 @@ def _registry():
     return rules
 
 
+class _DefaultSettings(Mapping):
+    """Every rule's built-in settings, built from the rules' own defaults when first read."""
+
+    def __init__(self) -> None:
+        self._settings: dict[str, dict[str, Any]] | None = None
+
+    def _built(self) -> dict[str, dict[str, Any]]:
+        if self._settings is None:
+            self._settings = {rule.name: {**COMMON, **rule.defaults} for rule in _registry().EVERY}
+        return self._settings
+
+    def __getitem__(self, name: str) -> dict[str, Any]:
+        return self._built()[name]
+
+    def __iter__(self):
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._built())
+
+
 class RulesError(ValueError):
     """A rules file cannot be used; the message is one line naming the file, line and key."""
 
@@ -161,9 +182,9 @@ class Rules:
 
     @classmethod
     def defaults(cls) -> Rules:
-        """The built-in thresholds, no file read."""
-        settings = {rule.name: {**COMMON, **rule.defaults} for rule in _registry().EVERY}
-        return cls(settings, dict(GENERAL))
+        """The built-in thresholds, no file read (the rules, and numpy with them, are imported at
+        the first look: the dashboard paints its first frame before that)."""
+        return cls(_DefaultSettings(), dict(GENERAL))
 
     def merged(self, overrides: Mapping[str, Mapping[str, Any]], source: str) -> Rules:
         """A copy with ``overrides`` (already validated) applied."""

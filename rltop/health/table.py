@@ -7,6 +7,8 @@ from typing import Any
 
 from rltop.health.rules import DOCS, EVERY
 from rltop.health.settings import Rules
+from rltop.model.catalog import TABLES
+from rltop.model.catalog.concepts import CONCEPTS, ORDER
 
 
 @dataclass(frozen=True)
@@ -75,4 +77,26 @@ def markdown_table(rules: Rules | None = None) -> str:
             f"| `{row.rule}`{off}: {row.title} | {row.metrics} | {row.warn} | {row.critical} | "
             f"{row.persistence} | {row.why} |"
         )
+    return "\n".join(lines)
+
+
+def concept_table() -> str:
+    """Each concept a rule or detector judges, with the rules and every framework's spellings (a
+    tag may carry a ``train/``, ``eval/`` or ``test/`` prefix): the README's names table."""
+    judged: dict[str, list[str]] = {}
+    for rule in EVERY:
+        for concept in sorted(rule.concepts):
+            judged.setdefault(concept, []).append(rule.name)
+    frameworks = [table.framework for table in TABLES]
+    lines = [
+        "| concept | judged by | " + " | ".join(frameworks) + " |",
+        "|---|---|" + "---|" * len(frameworks),
+    ]
+    for concept in sorted(judged, key=lambda name: ORDER[name]):
+        names = [
+            ", ".join(f"`{name.key}`" for name in table.names if name.concept == concept) or "-"
+            for table in TABLES
+        ]
+        rules = ", ".join(f"`{name}`" for name in judged[concept])
+        lines.append(f"| {CONCEPTS[concept].title} (`{concept}`) | {rules} | " + " | ".join(names) + " |")
     return "\n".join(lines)

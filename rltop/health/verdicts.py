@@ -66,7 +66,9 @@ class SlotVerdict:
             step=self.peak.step,
             value=self.peak.value,
             message=f"{core}; {status}.",
-            advice=rule.advice(params, context),
+            advice=rule.note_advice
+            if self.finding_level == Level.OK and rule.note_advice
+            else rule.advice(params, context),
             first_step=self.first_step,
             last_step=self.last_step,
             active=self.active,

@@ -4,7 +4,8 @@ Values as the two writers put them: since veRL 0.8, ``orjson.dumps(…, OPT_SERI
 (compact; NaN and ±Infinity written as ``null``, so ``null`` is read as NaN: a NaN incident must
 stay visible); veRL 0.6–0.7, ``json.dumps`` (``NaN``, ``Infinity``, ``-Infinity``, which Python's
 JSON reads). A bool is 1/0 (as the console logger and TensorBoard show it), a number written as a
-string is that number, a nested object's keys are joined with ``/``. Anything else (a text, a list,
+string is that number, a nested object's keys are joined with ``/``. A text (``"rollout/backend":
+"vllm"``) is a label veRL logs on purpose: no point, and nothing to report. Anything else (a list,
 an integer no float holds) is no point, and a line that is not a record is no line: skipped and
 counted, said once per run with the file. The file holds no config: the run's config says only
 ``framework: verl``. Lines carry no time: a point is dated by the file's modification time at the
@@ -73,6 +74,8 @@ class JsonlDecoder:
             return
         for key, value in items:
             number = _number(value)
+            if number is TEXT:
+                continue  # a label, not a measurement: nothing was lost
             if isinstance(number, str):
                 self._gathered.skip_points(number)
             else:

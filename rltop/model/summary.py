@@ -216,7 +216,9 @@ class SeriesSummary:
         maxs[empty] = np.nan
         with np.errstate(invalid="ignore", divide="ignore"):
             means = sums / counts
-        return column_values(mins, maxs, means)
+        shown = column_values(mins, maxs, means)
+        shown[counts < ends - starts] = np.nan  # a NaN or ±Inf inside: marked, as `sparkline_values`
+        return shown
 
     def _ensure_spare(self) -> None:
         """One neutral block after the last complete one."""

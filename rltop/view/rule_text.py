@@ -9,8 +9,8 @@ quotes it (``dead update: warn < 1e-06, critical = 0``).
 
 from __future__ import annotations
 
-from rltop.health.engine import RULES
-from rltop.health.rules import Rules
+from rltop.health.rules import TAG_RULES
+from rltop.health.settings import Rules
 from rltop.health.table import rule_rows
 from rltop.model.catalog import describe
 
@@ -20,10 +20,10 @@ NO_LEVEL = "-"
 
 def rule_thresholds(tag: str, rules: Rules | None = None) -> list[tuple[str, str, str]]:
     """(rule title, warn text, critical text) of each enabled rule that judges ``tag`` by its
-    catalogue key, with ``rules``' settings (the defaults when None); a level it never reaches is
+    catalogue concept, with ``rules``' settings (the defaults when None); a level it never reaches is
     ``""``. The non-finite rule, which judges every tag, is left out."""
-    key = describe(tag).key
-    names = {rule.name for rule in RULES if key in rule.keys}
+    concept = describe(tag).concept
+    names = {rule.name for rule in TAG_RULES if concept in rule.concepts}
     texts = []
     for row in rule_rows(rules):
         if row.rule in names and row.enabled:

@@ -132,9 +132,11 @@ def sacrificed_rewards(signals, last: int) -> list[tuple[str, str]]:
         gain = peak - early
         lost_level = early > margin and now < (1 - limit) * early  # half of where it started
         # Half of what it had gained, when the gain was material: beyond its noise and a tenth of
-        # where it started (a wobble of 0.87 -> 0.93 -> 0.89 is no gain given back).
-        material = gain > max(margin, MATERIAL_GAIN * abs(early))
-        lost_gain = material and peak - now > limit * gain
+        # where it started (a wobble of 0.87 -> 0.93 -> 0.89 is no gain given back). The peak is the
+        # best of many windows, so noise alone lifts it: gain and loss must each clear twice the
+        # margin of one median (healthy runs' 0/1 rewards, mean of 16, wander 0.16 -> 0.5 -> 0.31).
+        material = gain > max(2 * margin, MATERIAL_GAIN * abs(early))
+        lost_gain = material and peak - now > max(limit * gain, 2 * margin)
         if lost_level or lost_gain:
             base = early if lost_level else peak
             change = (now - base) / abs(base) if base else 0.0

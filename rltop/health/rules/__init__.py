@@ -25,6 +25,7 @@ from typing import Any
 
 from rltop.health.rules.base import Rule
 from rltop.health.rules.detectors import Detector
+from rltop.health.rules.detectors.drift import GradNormRise, LengthCollapse, ScoreBehindShaping
 from rltop.health.rules.detectors.forecast import CollapseForecast
 from rltop.health.rules.detectors.reward import (
     RewardDominance,
@@ -62,6 +63,9 @@ DETECTORS: tuple[Detector, ...] = (
     RewardSacrificed(),
     RewardHacking(),
     CollapseForecast(),
+    LengthCollapse(),
+    ScoreBehindShaping(),
+    GradNormRise(),
 )
 EVERY: tuple[Rule, ...] = (NON_FINITE, *TAG_RULES, STALL, *DETECTORS)
 """Every rule, in the order of the rules table."""

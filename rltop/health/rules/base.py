@@ -80,6 +80,7 @@ class Rule:
     # "multiple": multiples of a trailing median, above 1 (else every point would be a spike).
     value_kind: ClassVar[str] = ""
     State: ClassVar[type[SlotState]] = SlotState  # what it keeps per tag between calls
+    note_advice = ""  # the advice of a finding its second look turned into a note ("": the usual one)
     concepts: frozenset[str] = frozenset()  # what it judges (`rltop.model.catalog.concepts`), any spelling
     direction: str = "above"  # "above": large values are bad; "below": small values are bad
     dynamic_band: bool = False  # True when the chart band follows the data (baselines, medians)

@@ -33,6 +33,10 @@ from rltop.health.rules.spikes import remember_reference
 from rltop.health.settings import RuleDoc, RuleParams
 from rltop.health.wording import num
 
+JUMP, JUMP_POINTS = 2.0, 5
+"""A relative warning needs a jump: the point at least ``JUMP`` × the median of the ``JUMP_POINTS``
+points before it, besides ``relative`` × the longer trailing median."""
+
 
 class KlBlowupRule(Rule):
     """KL to the reference above absolute caps, or growing fast against its recent median.
@@ -58,7 +62,12 @@ class KlBlowupRule(Rule):
         factor, floor = params["relative"], params["relative_floor"]
         with np.errstate(invalid="ignore", divide="ignore"):
             if factor is not None:
-                fast = (kl >= factor * median) & (kl >= floor) & (median > 0)
+                # A jump, not a climb: also twice the level of the last few points. A KL that starts
+                # at 0 (the policy is its reference) grows by any factor over its first hundred
+                # steps, smoothly, and that is training (veRL's PPO baseline: 0 -> 0.12 by step 50).
+                recent = trailing_median(values, start, JUMP_POINTS, 1)
+                jumped = (kl >= JUMP * recent) | np.isnan(recent)
+                fast = (kl >= factor * median) & (kl >= floor) & (median > 0) & jumped
                 still = (kl >= factor * clear * median) & (kl >= floor * clear) & (median > 0)
                 on_w, ok_w = on_w | fast, ok_w & ~still
         remember_reference(state, median)
@@ -81,7 +90,7 @@ class KlBlowupRule(Rule):
         if threshold is not None and point.value >= threshold:
             return f"{text}{growth}: {verdict(level, params, lambda value: num(value) + self.unit, 'at ≥')}"
         return (
-            f"{text}{growth}: warn at ≥ {num(params['relative'])}× (and ≥ "
+            f"{text}{growth}: warn on a jump to ≥ {num(params['relative'])}× (and ≥ "
             f"{num(params['relative_floor'])}{self.unit}) in {judged(level, params)}"
         )
 
@@ -175,7 +184,7 @@ class KlBlowup(KlBlowupRule):
         "KL blow-up (per sequence)",
         "PPO `objective/kl`",
         "above",
-        "≥ {warn} nats, or ≥ {relative} × median of previous {window} (and ≥ {relative_floor})",
+        "≥ {warn} nats, or a jump to ≥ {relative} × median of previous {window} (and ≥ {relative_floor})",
         "≥ {critical} nats with damage, or ≥ {extreme} nats",
         "{persistence}",
         "critical with evidence of damage (the reward falling, the entropy collapsing, drastic updates, "
@@ -195,7 +204,7 @@ class KlBlowupToken(KlBlowupRule):
         "KL blow-up (per token)",
         "GRPO/RLOO `kl` (logged when beta > 0)",
         "above",
-        "≥ {warn}, or ≥ {relative} × median of previous {window} (and ≥ {relative_floor})",
+        "≥ {warn}, or a jump to ≥ {relative} × median of previous {window} (and ≥ {relative_floor})",
         "≥ {critical} with damage, or ≥ {extreme}",
         "{persistence}",
         "as per sequence: a KL that rises slowly while the reward rises and the entropy holds is a policy "

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rltop.health.findings import Level
-from rltop.health.numerics.robust import finite_or
+from rltop.health.numerics.robust import finite_or, trailing_median
 from rltop.health.numerics.spike_baseline import SpikeWindow, spike_references
 from rltop.health.persistence import Flags, Point
 from rltop.health.rules.base import (
@@ -68,9 +68,32 @@ class SpikeRule(Rule):
         remember_reference(state, reference)
         waiting = np.isnan(reference)
         ok_w, ok_c = ok_w | waiting, ok_c | waiting
+        extreme = self._cold_extremes(values, start, waiting, ratio, params)
         # The headline is the highest value of the episodes (what the card's max shows); the ratio to
         # the trailing median is said beside it.
-        return Flags(on_w, ok_w, on_c, ok_c, finite_or(values[start:]), ratio, reference)
+        return Flags(on_w, ok_w, on_c, ok_c, finite_or(values[start:]), ratio, reference, extreme)
+
+    @staticmethod
+    def _cold_extremes(
+        values: np.ndarray, start: int, waiting: np.ndarray, ratio: np.ndarray, params: RuleParams
+    ) -> np.ndarray | None:
+        """Points before the baseline exists that are ``extreme`` times the median of the points
+        before them: critical at once. A value head that blows up in its first steps (0.26, 0.83, 44,
+        3e5, NaN) is over before any warm-up ends; waiting for a baseline would say it after the
+        NaN. ``ratio`` takes the cold ratio where there is no baseline, so the message can say it."""
+        extreme = params.extreme
+        if extreme is None or not waiting.any():
+            return None
+        last = int(np.flatnonzero(waiting)[-1])
+        cold_median = trailing_median(values[: start + last + 1], start, params["window"], 2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cold = values[start : start + last + 1] / cold_median
+        cold[~waiting[: last + 1] | ~(cold_median > 0)] = np.nan
+        ratio[: last + 1] = np.where(waiting[: last + 1], cold, ratio[: last + 1])
+        flags = np.zeros(len(ratio), dtype=bool)
+        with np.errstate(invalid="ignore"):
+            flags[: last + 1] = cold >= extreme
+        return flags
 
     @staticmethod
     def _references(values: np.ndarray, start: int, state: SpikeState, params: RuleParams) -> np.ndarray:
@@ -90,8 +113,16 @@ class SpikeRule(Rule):
     def explain(
         self, tag: str, point: Point, level: Level, params: RuleParams, state: SlotState, context: Context
     ) -> str:
-        if not np.isfinite(point.stat):
-            return f"{tag} spiked to {num(point.value)} at step {point.step} (before its baseline existed)"
+        if not np.isfinite(point.ref):
+            if not np.isfinite(point.stat):
+                return (
+                    f"{tag} spiked to {num(point.value)} at step {point.step} (before its baseline existed)"
+                )
+            return (
+                f"{tag} spiked to {num(point.value)} at step {point.step}, {num(point.stat)}× the median of "
+                f"the points before it, before its baseline of {params['baseline_points']} normal points "
+                f"existed: critical on its own at ≥ {num(params['extreme'])}×"
+            )
         return (
             f"{tag} spiked to {num(point.value)} at step {point.step}, {num(point.stat)}× the median "
             f"{num(point.ref)} of its last {params['window']} normal points (the first {params['warmup']} "
@@ -124,15 +155,16 @@ class ValueLossSpike(SpikeRule):
 
     name, title = "value_loss_spike", "value-loss spike"
     concepts = frozenset({"value_loss"})
-    defaults = {"warn": 5.0, "critical": 20.0, "warmup": 20, "window": 50, "baseline_points": 10,
-                "min_baseline": 1e-08, "persistence": (2, 3)}  # fmt: skip
+    defaults = {"warn": 5.0, "critical": 20.0, "extreme": 1000.0, "warmup": 20, "window": 50,
+                "baseline_points": 10, "min_baseline": 1e-08, "persistence": (2, 3)}  # fmt: skip
     doc = RuleDoc(
         "Value-loss spike",
         "PPO `loss/value_avg`",
         "above",
         "≥ {warn} × median of its last {window} normal points (the first {warmup} and earlier spikes "
         "left out)",
-        "≥ {critical} ×",
+        "≥ {critical} ×; before the baseline exists, one point ≥ {extreme} × the median of the points "
+        "before it",
         "{persistence}",
         "TRL's docs: the value loss spikes or goes NaN when training goes wrong; 20 × its usual level is the "
         "value head blowing up",

@@ -66,7 +66,15 @@ def is_finished(run: Run, calibration: Calibration) -> bool:
     last, final = run.last_step, calibration.final_step()
     if last is None or final is None:
         return False
+    if _first_step(run) == 0:
+        final -= 1  # steps counted from 0 (veRL before 0.4): N planned steps end at N - 1
     return last + max(calibration.logging_steps or 1, 1) > final
+
+
+def _first_step(run: Run) -> int | None:
+    """The smallest step any series of ``run`` starts at (None: no points)."""
+    firsts = [int(series.steps[0]) for series in run.series.values() if len(series)]
+    return min(firsts) if firsts else None
 
 
 def judge_stall(

@@ -5,30 +5,33 @@
   advice. Rules, detectors, groups and the glossary bind to concepts.
 * `rltop.model.catalog.table` -- `NameTable`: a framework's spellings, each naming its concept.
 * `rltop.model.catalog.trl` -- TRL's names (GRPO, RLOO, PPO, TRL <= 0.11 PPO).
+* `rltop.model.catalog.verl`, `rltop.model.catalog.openrlhf` -- veRL's and OpenRLHF's names, their
+  config keys for the settings rltop reads, and the key naming their advantage estimator.
 
 Adding a framework is one name table module and one entry in `TABLES`. Tags are recognised with or
 without the ``train/``, ``eval/`` or ``test/`` prefix that transformers' ``rewrite_logs`` adds;
 families (``rewards/<name>/mean``) match any member name. Unknown tags are kept, in the group
-"Other". `describe`, `trainer_kind`, `group_tags` and `split_tag` are the lookups the health engine,
-the dashboard and the reports use.
+"Other". `describe`, `trainer_kind`, `config_kind`, `settings_of`, `group_tags` and `split_tag` are
+the lookups the health engine, the dashboard and the reports use.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rltop.model.catalog import trl
+from rltop.model.catalog import openrlhf, trl, verl
 from rltop.model.catalog.concepts import CONCEPTS, GROUPS, ORDER
-from rltop.model.catalog.table import NameTable
+from rltop.model.catalog.table import KINDS, NameTable
 
-__all__ = ["GROUPS", "SPLITS", "TABLES", "UNKNOWN_ORDER", "MetricInfo", "describe", "group_tags", "split_tag",
-           "trainer_kind"]  # fmt: skip
+__all__ = ["GROUPS", "SPLITS", "TABLES", "UNKNOWN_ORDER", "MetricInfo", "config_kind", "describe",
+           "group_tags", "settings_of", "split_tag", "spelling_rank", "trainer_kind"]  # fmt: skip
 
 SPLITS = ("train", "eval", "test")
 UNKNOWN_ORDER = 10_000  # unknown tags sort after every known metric of their group
-TABLES: tuple[NameTable, ...] = (trl.TABLE,)
+TABLES: tuple[NameTable, ...] = (trl.TABLE, verl.TABLE, openrlhf.TABLE)
 """Every framework's names, the first table that knows a key wins."""
 
 
@@ -128,3 +131,55 @@ def group_tags(tags: Iterable[str]) -> list[tuple[str, list[str]]]:
     for tag in set(tags):
         grouped[describe(tag).group].append(tag)
     return [(group, sorted(found, key=_sort_key)) for group, found in grouped.items() if found]
+
+
+def config_kind(config: dict | None) -> str | None:
+    """The trainer kind a run's config names ("PPO" for veRL's ``algorithm.adv_estimator: gae``,
+    "GRPO" for ``grpo``, OpenRLHF's ``group_norm``…), None when no table's estimator key is there.
+    An estimator rltop does not know is named as the config spells it, upper-cased."""
+    if not config:
+        return None
+    for table in TABLES:
+        for key in table.estimators:
+            value = config.get(key)
+            if isinstance(value, str) and value.strip():
+                return KINDS.get(value.strip().lower(), value.strip().upper())
+    return None
+
+
+def settings_of(config: dict | None) -> dict:
+    """``config`` with rltop's setting names added from every framework's spelling of them
+    (veRL's ``actor_rollout_ref.actor.optim.lr`` -> ``learning_rate``); a setting the config
+    already names itself (TRL's own keys) is kept as it is."""
+    if not config:
+        return {}
+    found = dict(config)
+    for table in TABLES:
+        for key, setting in table.settings:
+            if key in config and setting not in found and config[key] is not None:
+                found[setting] = config[key]
+        for setting, keys in table.products:
+            factors = [config.get(key) for key in keys]
+            if setting not in found and all(_positive_int(factor) for factor in factors):
+                found[setting] = math.prod(factors)
+    return found
+
+
+def _positive_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**53
+
+
+@lru_cache(maxsize=8192)
+def spelling_rank(key: str) -> int:
+    """How much the catalogue prefers spelling ``key`` (a prefix-free key) among the spellings of its
+    concept: its position in the tables (lower first); a family member or an unknown key comes last."""
+    return _ranks().get(key, 1 << 30)
+
+
+@lru_cache(maxsize=1)
+def _ranks() -> dict[str, int]:
+    ranks: dict[str, int] = {}
+    for table in TABLES:
+        for name in table.names:
+            ranks.setdefault(name.key, len(ranks))
+    return ranks

@@ -24,16 +24,25 @@ from rltop.view.safe_text import visible
 
 if TYPE_CHECKING:
     from rltop.health.engine import RunHealth
-    from rltop.health.rules import Rules
+    from rltop.health.settings import Rules
     from rltop.ui.chart_sources import ChartSources
 
 Band = tuple[float | None, float | None, float | None, float | None]
 StyleOf = Callable[[str], Style]
 
 
-def detail_info(style: StyleOf, series: Series | None, health: RunHealth | None, tag: str, info: MetricInfo,
-                options: ChartOptions, sources: ChartSources | None, figure: Figure | None,
-                config: dict | None, rules: Rules | None = None) -> Text:
+def detail_info(
+    style: StyleOf,
+    series: Series | None,
+    health: RunHealth | None,
+    tag: str,
+    info: MetricInfo,
+    options: ChartOptions,
+    sources: ChartSources | None,
+    figure: Figure | None,
+    config: dict | None,
+    rules: Rules | None = None,
+) -> Text:
     """Everything below the chart, as one text (``style``: the screen's component styles; ``rules``:
     the thresholds in effect, for the rules' own words)."""
     dim, label = style("detail--dim"), style("detail--label")
@@ -48,8 +57,9 @@ def detail_info(style: StyleOf, series: Series | None, health: RunHealth | None,
         text.append("points ", style=label)
         text.append(f"{stats.count} (steps {stats.first_step}–{stats.last_step})")
         if stats.non_finite:
-            text.append(f"  ×{stats.non_finite} non-finite (marked × ∞ at their steps)",
-                        style=style("detail--crit"))
+            text.append(
+                f"  ×{stats.non_finite} non-finite (marked × ∞ at their steps)", style=style("detail--crit")
+            )
         text.append("\n")
     text.append(chart_caption(options, sources, figure), style=dim)
     band = health.band(tag) if health is not None else (None, None, None, None)
@@ -66,8 +76,9 @@ def detail_info(style: StyleOf, series: Series | None, health: RunHealth | None,
         text.append(visible(finding.message))
         if finding.advice:
             text.append("\n  → " + visible(finding.advice), style=dim)
-    settings = "  ·  ".join(f"{key} {config_value(value)}"
-                            for key, value in headline_config(config_summary(config)).items())
+    settings = "  ·  ".join(
+        f"{key} {config_value(value)}" for key, value in headline_config(config_summary(config)).items()
+    )
     if settings:
         text.append("\n\nRun config: ", style=label)
         text.append(settings)
@@ -101,8 +112,10 @@ def chart_caption(options: ChartOptions, sources: ChartSources | None, figure: F
             parts.append("scaled to every point (i: ignore outliers)")
     if sources is not None:
         if sources.members:
-            parts.append(f"seed group {visible(sources.group.name) if sources.group else ''}: mean of "
-                         f"{len(sources.members)} runs, band {BAND_LABELS[options.band]} (g: runs, b: band)")
+            parts.append(
+                f"seed group {visible(sources.group.name) if sources.group else ''}: mean of "
+                f"{len(sources.members)} runs, band {BAND_LABELS[options.band]} (g: runs, b: band)"
+            )
         if sources.others:
             parts.append(f"{len(sources.others)} other run(s) overlaid (o: pick)")
         elif sources.candidates and not sources.members:

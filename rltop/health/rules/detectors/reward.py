@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rltop.health.evidence.collapse import sacrificed_rewards
+from rltop.health.evidence.collapse import learning_signs, sacrificed_rewards
 from rltop.health.evidence.signals import LENGTH_CONCEPTS, REWARD_CONCEPTS, RunSignals
 from rltop.health.findings import Finding, Level, Stage
 from rltop.health.rules.base import Context
@@ -56,6 +56,8 @@ def reward_plateau(signals: RunSignals, params: RuleParams, context: Context, ru
         start = earlier
     since, tag = int(steps[start]), series.tag
     collapse = signals.overlapping("entropy_collapse", since, int(steps[-1]))
+    if collapse and learning_signs(signals, collapse[0][1], int(steps[-1]))[0]:
+        collapse = []  # the entropy fell while a validation score rose: spent to learn, not collapsed
     if collapse:
         collapsed = min(e[1] for e in collapse)
         message = (
