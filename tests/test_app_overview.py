@@ -240,8 +240,8 @@ async def test_the_alert_strip_takes_a_third_at_most_and_expands_what_matters_no
         tags = [item.finding.tag for item in strip.items]
         assert len(tags) == len(set(tags))
         for item in strip.items:
-            if item.alert.others:
-                assert f"({item.alert.episodes} " in item.render().plain
+            if item.alert.others:  # several rules on one metric, or one rule's several episodes: counted
+                assert item.alert.fold_note in item.render().plain
         # A new, more severe live alert arrives while rltop placed the cursor: it follows.
         view = app.session.run_view(app.session.current)
         newcomer = Finding(Level.CRITICAL, "non_finite", view.name, "train/val/ratio", 150, math.nan,

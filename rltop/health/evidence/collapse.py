@@ -117,10 +117,11 @@ def sacrificed_rewards(signals, last: int) -> list[tuple[str, str]]:
     early_total, now_total = float(np.median(values[:10])), float(np.median(values[-10:]))
     if trend is None or now_total <= early_total + trend.margin:
         return []  # the total did not rise: the reward rules speak
+    functions = [key for key in signals.keys() if key.startswith("rewards/") and key.endswith("/mean")]  # noqa: SIM118
+    if len(functions) < 2:
+        return []  # one reward function is the total: nothing to trade it for
     found = []
-    for key in signals.keys():  # noqa: SIM118 (a method of RunSignals, not a dict)
-        if not (key.startswith("rewards/") and key.endswith("/mean")):
-            continue
+    for key in functions:
         series = signals.tag(key)
         _, own = signals.finite_upto(series, last)
         if len(own) < 20:

@@ -151,7 +151,12 @@ def noise_sigma(values: np.ndarray) -> float:
     if len(values) < 3:
         return 0.0
     diffs = np.diff(values)
-    return float(MAD_SCALE * np.median(np.abs(diffs - np.median(diffs))) / np.sqrt(2.0))
+    sigma = float(MAD_SCALE * np.median(np.abs(diffs - np.median(diffs))) / np.sqrt(2.0))
+    if sigma == 0.0 and np.any(diffs):
+        # Mostly-equal values (a reward that is 0 for most steps, 0.01 now and then): the median
+        # difference is 0, yet the series is not noiseless; the plain deviation says how far it moves.
+        sigma = float(np.std(diffs) / np.sqrt(2.0))
+    return sigma
 
 
 def finite_or(values: np.ndarray, fill: float = 1e300) -> np.ndarray:

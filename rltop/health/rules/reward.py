@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from rltop.health.evidence.signals import REWARD_CONCEPTS
 from rltop.health.findings import Level, Stage
@@ -26,6 +27,9 @@ class RewardState(SlotState):
     sigma: float = float("nan")
     peak: float = -float("inf")
     margin: float = 0.0
+
+
+RECENT_NOISE_POINTS = 100  # the latest points whose noise also counts (bounded cost per batch)
 
 
 class RewardCollapse(Rule):
@@ -61,13 +65,22 @@ class RewardCollapse(Rule):
             state.sigma = noise_sigma(values[: params["min_points"]])
             state.peak = -np.inf
         window = params["window"]
+        # The noise is the larger of the first points' and the latest points': a reward that starts
+        # at exactly 0 (nothing earns it yet) has no noise until the first lucky completions, and
+        # 0 -> 0.02 -> 0 is then noise, not a gain given back.
+        state.sigma = max(state.sigma, noise_sigma(values[-RECENT_NOISE_POINTS:]))
         # Rolling median of `window` points has about 1.25 sigma / sqrt(window) of noise.
         margin = params["noise_z"] * 1.2533 * state.sigma / np.sqrt(window)
         state.margin = margin
-        level = rolling_median(values, start, window)
-        judge_from = max(params["min_points"] - 1 - start, 0)
-        level[:judge_from] = np.nan
-        peak = np.fmax.accumulate(np.concatenate(([state.peak], level)))[1:]
+        # The best level *held* for a window (the lowest rolling median of `window` points in a row):
+        # a reward at 0 that shows 0.012 for one median and 0 again gained nothing to give back.
+        lead = min(start, window - 1)
+        history = rolling_median(values, start - lead, window)
+        history[: max(params["min_points"] - 1 - (start - lead), 0)] = np.nan
+        level = history[lead:]
+        padded = np.concatenate((np.full(window - 1 - lead, np.nan), history))
+        held = sliding_window_view(padded, window).min(axis=1)  # NaN while any of them waits
+        peak = np.fmax.accumulate(np.concatenate(([state.peak], held)))[1:]
         state.peak = float(peak[-1]) if np.isfinite(peak[-1]) else state.peak
         baseline = state.baseline
         gain = peak - baseline
@@ -82,7 +95,7 @@ class RewardCollapse(Rule):
             critical = params.critical if params.critical is not None else np.inf
             on_c = real & (given_back >= critical)
             ok_c = ~(given_back >= critical * params.clear_fraction)
-        waiting = np.isnan(level)
+        waiting = np.isnan(level) | ~np.isfinite(peak)
         on_w &= ~waiting
         on_c &= ~waiting
         severity = finite_or(np.fmax(given_back, (baseline - level) / max(margin, 1e-12)))
