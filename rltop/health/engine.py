@@ -20,6 +20,7 @@ from rltop.health.persistence import Tracker
 from rltop.health.rules import BLOW_UPS, DETECTORS, NON_FINITE, STALL, TAG_RULES
 from rltop.health.rules.base import NO_BAND, Band, Context, Rule, SlotState
 from rltop.health.rules.detectors import detector_horizon, judge_run
+from rltop.health.rules.mismatch import fold_mismatch
 from rltop.health.rules.non_finite import NonFiniteCount, count_non_finite, fold_incident, non_finite_finding
 from rltop.health.rules.stall import judge_stall, next_stall_change
 from rltop.health.settings import RuleParams, Rules
@@ -161,7 +162,7 @@ class HealthEngine:
             if stall is not None:
                 findings.append(stall)
         findings.sort(key=_worst_first)
-        findings = with_text_evidence(fold_incident(findings, BLOW_UPS), run)
+        findings = with_text_evidence(fold_incident(fold_mismatch(findings), BLOW_UPS), run)
         has_points = any(len(series) for series in run.series.values())
         return RunHealth(
             run=run.name,
@@ -247,6 +248,7 @@ class HealthEngine:
             params = self.rules[rule.name]
             if not params.enabled or not rule.applies(info, context):
                 continue
+            params = rule.calibrated(params, context)
             warn_p, crit_p = rule.persistences(params)
             tracker = Tracker(
                 warn_p,

@@ -13,7 +13,9 @@ Modules:
 * `updates` -- the PPO ratio drifting, updates that change nothing;
 * `kl` -- the KL to the reference running away, or negative;
 * `spikes` -- value loss and gradient norm against their recent level;
+* `mismatch` -- the generation engine and the trainer disagreeing (train-inference mismatch);
 * `entropy` -- entropy collapse by depth, speed and consequences;
+* `entropy_coef` -- TRL's adaptive entropy controller at its cap;
 * `reward` -- the reward giving back its gains, or stuck;
 * `non_finite`, `stall` -- NaN incidents, runs that stopped writing (judged by the engine itself);
 * `detectors` -- run-level patterns: plateau, one function dominating or sacrificed, hacking, forecast.
@@ -26,6 +28,7 @@ from typing import Any
 from rltop.health.rules.base import Rule
 from rltop.health.rules.detectors import Detector
 from rltop.health.rules.detectors.forecast import CollapseForecast
+from rltop.health.rules.detectors.options import RunOptions
 from rltop.health.rules.detectors.reward import (
     RewardDominance,
     RewardHacking,
@@ -33,6 +36,7 @@ from rltop.health.rules.detectors.reward import (
     RewardSacrificed,
 )
 from rltop.health.rules.entropy import EntropyCollapse
+from rltop.health.rules.entropy_coef import EntropyCoefPinned
 from rltop.health.rules.kl import KlBlowup, KlBlowupToken, NegativeKl
 from rltop.health.rules.levels import (
     ApproxKl,
@@ -42,6 +46,7 @@ from rltop.health.rules.levels import (
     ValueClipFraction,
     ZeroStdGroups,
 )
+from rltop.health.rules.mismatch import TrainInferenceMismatch
 from rltop.health.rules.non_finite import NonFiniteValues
 from rltop.health.rules.reward import RewardCollapse, RewardStuck
 from rltop.health.rules.spikes import GradNormSpike, ValueLossSpike
@@ -49,9 +54,9 @@ from rltop.health.rules.stall import Stall
 from rltop.health.rules.updates import DeadUpdate, RatioDrift
 
 TAG_RULES: tuple[Rule, ...] = (
-    RatioDrift(), ApproxKl(), ClipFraction(), GrpoClipRatio(), ValueClipFraction(), Truncation(),
-    ZeroStdGroups(), NegativeKl(), DeadUpdate(), EntropyCollapse(), ValueLossSpike(), GradNormSpike(),
-    KlBlowup(), KlBlowupToken(), RewardCollapse(), RewardStuck(),
+    TrainInferenceMismatch(), RatioDrift(), ApproxKl(), ClipFraction(), GrpoClipRatio(), ValueClipFraction(),
+    Truncation(), ZeroStdGroups(), NegativeKl(), DeadUpdate(), EntropyCollapse(), EntropyCoefPinned(),
+    ValueLossSpike(), GradNormSpike(), KlBlowup(), KlBlowupToken(), RewardCollapse(), RewardStuck(),
 )  # fmt: skip
 """The rules the engine runs point by point on each tag of their concepts, in the order they report."""
 NON_FINITE = NonFiniteValues()
@@ -62,6 +67,7 @@ DETECTORS: tuple[Detector, ...] = (
     RewardSacrificed(),
     RewardHacking(),
     CollapseForecast(),
+    RunOptions(),
 )
 EVERY: tuple[Rule, ...] = (NON_FINITE, *TAG_RULES, STALL, *DETECTORS)
 """Every rule, in the order of the rules table."""

@@ -5,6 +5,7 @@
   advice. Rules, detectors, groups and the glossary bind to concepts.
 * `rltop.model.catalog.table` -- `NameTable`: a framework's spellings, each naming its concept.
 * `rltop.model.catalog.trl` -- TRL's names (GRPO, RLOO, PPO, TRL <= 0.11 PPO).
+* `rltop.model.catalog.mismatch_names` -- veRL's and OpenRLHF's train-inference mismatch names.
 
 Adding a framework is one name table module and one entry in `TABLES`. Tags are recognised with or
 without the ``train/``, ``eval/`` or ``test/`` prefix that transformers' ``rewrite_logs`` adds;
@@ -19,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rltop.model.catalog import trl
+from rltop.model.catalog import mismatch_names, trl
 from rltop.model.catalog.concepts import CONCEPTS, GROUPS, ORDER
 from rltop.model.catalog.table import NameTable
 
@@ -28,7 +29,7 @@ __all__ = ["GROUPS", "SPLITS", "TABLES", "UNKNOWN_ORDER", "MetricInfo", "describ
 
 SPLITS = ("train", "eval", "test")
 UNKNOWN_ORDER = 10_000  # unknown tags sort after every known metric of their group
-TABLES: tuple[NameTable, ...] = (trl.TABLE,)
+TABLES: tuple[NameTable, ...] = (trl.TABLE, *mismatch_names.TABLES)
 """Every framework's names, the first table that knows a key wins."""
 
 
