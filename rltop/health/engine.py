@@ -181,11 +181,15 @@ class HealthEngine:
     def _detect(self, state: _RunState, run: Run) -> list[Finding]:
         """The run-level detectors' findings, judged again only when their view of the run moved."""
         horizon = detector_horizon(run.last_step)
+        latest = run.completions.latest()
         key = (
             horizon,
             state.context.kind,
             sum(series.purged for series in run.series.values()),
             len(run.series),
+            # The completion rules read the completions index: a new or rewritten file is news.
+            len(run.completions),
+            None if latest is None else (latest.step, latest.version),
         )
         if state.detected is None or state.detected[0] != key:
             view = RunSignals(run, state.episodes, upto=horizon, rules=self.rules)

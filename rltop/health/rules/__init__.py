@@ -18,7 +18,9 @@ Modules:
 * `entropy_coef` -- TRL's adaptive entropy controller at its cap;
 * `reward` -- the reward giving back its gains, or stuck;
 * `non_finite`, `stall` -- NaN incidents, runs that stopped writing (judged by the engine itself);
-* `detectors` -- run-level patterns: plateau, one function dominating or sacrificed, hacking, forecast.
+* `detectors` -- run-level patterns: plateau, one function dominating or sacrificed, hacking, forecast,
+  the completion rules (template collapse, repetitive or empty completions, long wrong answers) and the
+  note on the run's options.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 
 from rltop.health.rules.base import Rule
 from rltop.health.rules.detectors import Detector
+from rltop.health.rules.detectors.completions import COMPLETION_RULES
 from rltop.health.rules.detectors.forecast import CollapseForecast
 from rltop.health.rules.detectors.options import RunOptions
 from rltop.health.rules.detectors.reward import (
@@ -67,6 +70,7 @@ DETECTORS: tuple[Detector, ...] = (
     RewardSacrificed(),
     RewardHacking(),
     CollapseForecast(),
+    *COMPLETION_RULES,
     RunOptions(),
 )
 EVERY: tuple[Rule, ...] = (NON_FINITE, *TAG_RULES, STALL, *DETECTORS)
