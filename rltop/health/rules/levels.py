@@ -47,9 +47,15 @@ def _grpo_clip_advice(context: Context) -> str:
 
 def _truncation_advice(context: Context) -> str:
     c = context.calibration
+    masked = (
+        " With mask_truncated_completions the cut completions are left out of the loss: this share of "
+        "every batch teaches nothing."
+        if c.mask_truncated_completions
+        else ""
+    )
     return (
         f"Completions hit the length cap: raise max_completion_length{c.now('max_completion_length')}, "
-        "or reward ending with EOS (a length or format reward) so the model learns to stop."
+        f"or reward ending with EOS (a length or format reward) so the model learns to stop.{masked}"
     )
 
 

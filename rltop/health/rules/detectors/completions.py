@@ -130,7 +130,8 @@ class CompletionRule(Detector):
         threshold = params.critical if found.level == Level.CRITICAL else params.warn
         shown = num(threshold) + "×" if self.value_kind == "multiple" else pct(threshold)
         rule_text = f"{found.level.label} at ≥ {shown} in {m} of the last {n} logged steps"
-        message = f"{self.describe(found, params, summaries)} ({rule_text}); {when}."
+        said = self.describe(found, params, summaries)
+        message = f"{said} ({rule_text}); {when}."
         return Finding(
             found.level,
             self.name,
@@ -145,6 +146,7 @@ class CompletionRule(Detector):
             active=found.active,
             title=self.title,
             stage=self.stage,
+            evidence=(said,),
         )
 
 
