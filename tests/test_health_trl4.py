@@ -153,18 +153,14 @@ def test_the_template_finding_quotes_how_many_prompts() -> None:
     assert "32 of 32 completions at step 87 (4 of 4 prompts) are 'hello'" in finding.message
 
 
-@pytest.mark.parametrize(
-    "path",
-    [
-        FIXTURES / "trl2" / "grpo_completions",
-        FIXTURES / "trl" / "grpo_healthy",
-        FIXTURES / "trl" / "grpo_truncated",
-    ],
-)
-def test_healthy_completions_stay_quiet(path) -> None:
+def test_healthy_completions_stay_quiet() -> None:
+    # The one healthy run with completions among the fixtures (trl2: 59 steps, random 16-character
+    # completions while contains_x_reward rises); judged at every step, no completion rule speaks.
     rules = {"template_collapse", "repetitive_completions", "empty_completions", "wrong_answer_length"}
-    health = judge(path)
-    assert not [f for f in health.findings if f.rule in rules]
+    path = FIXTURES / "trl2" / "grpo_completions"
+    assert len(next(iter(_load(path).runs.values())).completions) >= 8
+    changes, _ = replay(path)
+    assert not [key for key in changes if key[0] in rules]
 
 
 def test_repetition_is_a_unit_filling_the_completion() -> None:
