@@ -61,3 +61,10 @@ def test_gspo_generation_steps_are_the_on_policy_ones() -> None:
         Calibration.from_config({"num_iterations": 2, "logging_steps": 5}).on_policy_mask(np.arange(3))
         is None
     )
+
+
+def test_a_vllm_run_without_correction_is_told_its_mismatch_cannot_be_judged() -> None:
+    config = {**TRL_DEFAULTS, "use_vllm": True, "vllm_importance_sampling_correction": False}
+    c = Calibration.from_config(config)
+    (note,) = option_notes(c)
+    assert note.startswith("vllm_importance_sampling_correction=False: TRL logs no sampling/* metrics")

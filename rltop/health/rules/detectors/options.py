@@ -58,7 +58,12 @@ def option_notes(c: Calibration) -> list[str]:
             "mask_truncated_completions: truncated completions are left out of the loss (and of entropy, "
             "kl and the clip ratios), so completions/clipped_ratio is the share of samples wasted"
         )
-    if c.use_vllm and c.vllm_importance_sampling_correction is not False:
+    if c.use_vllm and c.vllm_importance_sampling_correction is False:
+        notes.append(
+            "vllm_importance_sampling_correction=False: TRL logs no sampling/* metrics, so the "
+            "train-inference mismatch between vLLM and the trainer cannot be judged"
+        )
+    elif c.use_vllm:
         mode = c.vllm_importance_sampling_mode or "sequence_mask"
         notes.append(
             f"vLLM importance-sampling correction ({mode}): sampling/importance_sampling_ratio is the ratio "
