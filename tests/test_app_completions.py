@@ -222,3 +222,18 @@ async def test_a_large_step_draws_the_first_rows_and_says_so(tmp_path):
         await pilot.press("s")  # best reward first: the last rows come first
         body = str(screen.query_one("#completions-body").render())
         assert "answer 255" in body and "answer 0\n" not in body
+
+
+async def test_e_on_a_completion_finding_opens_the_completions_it_quotes():
+    # The run writes 'xxxxxxxxxxxxxxxx' for every completion from step ~36: the repetitive-completions
+    # finding quotes them and its step is the logged step that shows them, where `e` opens.
+    app = collapse_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settled(pilot)
+        item = alert(app, "repetitive_completions")
+        step = item.finding.step
+        assert "'xxxxxxxxxxxxxxxx'" in item.finding.message
+        await pilot.press("e")
+        await shown(pilot, step)
+        text = screen_text(app)
+        assert f"step {step}" in text and "nearest" not in text and "x" * 16 in text

@@ -115,6 +115,7 @@ class BandTracker:
         for rule in RULES:
             params = self.rules[rule.name]
             if params.enabled and rule.applies(info, context):
+                params = rule.calibrated(params, context)
                 slot_state = rule.State(key=info.key, concept=info.concept)  # what the engine's slots know
                 states.append(_RuleState(rule, params, Series(tag), slot_state))
         return _TagState(series, series.purged, 0, states, np.empty((4, 0)))

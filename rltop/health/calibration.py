@@ -15,6 +15,15 @@ import numpy as np
 
 from rltop.model.catalog import config_kind, settings_of
 
+NO_CLIP_RATIO_LOSSES = frozenset({"cispo", "sapo", "vespo"})
+"""TRL 1.16 losses without ``clip_ratio/*`` (cispo logs ``cispo_clip_ratio``, vespo
+``vespo/phi_seq_mean``)."""
+
+
+def _word(value: Any) -> str | None:
+    """A short lower-case setting ("sequence", "cispo"); None for anything else."""
+    return value.strip().lower() if isinstance(value, str) and 0 < len(value) <= 40 else None
+
 
 def _number(value: Any) -> float | None:
     """A finite float from a JSON value (numbers or numeric strings), else None."""
@@ -55,6 +64,19 @@ class Calibration:
     rloo: bool = False
     # The kind the config names (veRL's algorithm.adv_estimator, OpenRLHF's advantage_estimator).
     named_kind: str | None = None
+    # TRL 1.16 GRPO options that change what a healthy run logs (`rltop.health.options`).
+    loss_type: str | None = None  # grpo, bnpo, dr_grpo, dapo, luspo, cispo, sapo, vespo
+    importance_sampling_level: str | None = None  # "token" (default) or "sequence" (GSPO)
+    use_adaptive_entropy: bool = False  # the entropy controller (Skywork-OR1) is on
+    entropy_target: float | None = None  # nats the controller holds the entropy at
+    entropy_coef: float | None = None  # a fixed entropy bonus (0: off)
+    entropy_coef_max: float | None = None  # the controller's cap (1.0 by default)
+    top_entropy_quantile: float | None = None  # < 1: only the highest-entropy tokens are trained
+    mask_truncated_completions: bool = False  # truncated completions are left out of the loss
+    use_vllm: bool = False
+    vllm_importance_sampling_correction: bool | None = None  # TRL default True (with use_vllm)
+    vllm_importance_sampling_mode: str | None = None  # token_truncate, sequence_mask (default), ...
+    vllm_importance_sampling_clip_max: float | None = None  # the IS ratio's cap (3.0 by default)
 
     @classmethod
     def from_config(cls, config: dict[str, Any] | None) -> Calibration:
@@ -64,14 +86,31 @@ class Calibration:
         named_kind = config_kind(config)
         config = settings_of(config)  # every framework's spelling of a setting, under rltop's name
         numbers = {f.name: _number(config.get(f.name)) for f in fields(cls) if f.type == "float | None"}
-        estimator = config.get("kl_estimator")
-        rloo = "normalize_advantages" in config and not {"loss_type", "scale_rewards"} & set(config)
+        words = {
+            f.name: _word(config.get(f.name))
+            for f in fields(cls)
+            if f.type == "str | None" and f.name != "named_kind"
+        }
+        switches = {f.name: config.get(f.name) is True for f in fields(cls) if f.type == "bool"}
+        grpo_only = {"loss_type", "scale_rewards"} & set(config)
+        switches["rloo"] = "normalize_advantages" in config and not grpo_only
+        correction = config.get("vllm_importance_sampling_correction")
         return cls(
-            **numbers,
-            kl_estimator=estimator if isinstance(estimator, str) else None,
-            rloo=rloo,
+            **numbers, **words, **switches,
+            vllm_importance_sampling_correction=correction if isinstance(correction, bool) else None,
             named_kind=named_kind,
-        )
+        )  # fmt: skip
+
+    @property
+    def sequence_level(self) -> bool:
+        """GSPO: one importance ratio per completion (``importance_sampling_level="sequence"``), so the
+        clip ratios count whole completions, not tokens."""
+        return self.importance_sampling_level == "sequence"
+
+    @property
+    def clip_ratios_logged(self) -> bool:
+        """Whether TRL logs ``clip_ratio/*`` with this loss (cispo, sapo and vespo do not)."""
+        return self.loss_type not in NO_CLIP_RATIO_LOSSES
 
     def now(self, name: str) -> str:
         """`` (now 16)`` for a logged setting, else "" (used inside advice sentences)."""
@@ -134,6 +173,10 @@ class Calibration:
         if interval < 2 or interval != int(interval):
             return None
         return int(interval)
+
+    def on_policy_mask(self, steps: np.ndarray) -> np.ndarray | None:
+        """True for the generation steps of GRPO (None when they cannot be told apart)."""
+        return None if self.generation_interval() is None else ~self.off_policy_mask(steps)
 
     def off_policy_mask(self, steps: np.ndarray) -> np.ndarray:
         """True for steps that reuse old samples (where clipping can happen) under GRPO."""

@@ -20,6 +20,7 @@ from rltop.health.persistence import Tracker
 from rltop.health.rules import BLOW_UPS, DETECTORS, NON_FINITE, STALL, TAG_RULES
 from rltop.health.rules.base import NO_BAND, Band, Context, Rule, SlotState
 from rltop.health.rules.detectors import detector_horizon, judge_run
+from rltop.health.rules.mismatch import fold_mismatch
 from rltop.health.rules.non_finite import NonFiniteCount, count_non_finite, fold_incident, non_finite_finding
 from rltop.health.rules.stall import judge_stall, next_stall_change
 from rltop.health.settings import RuleParams, Rules
@@ -161,7 +162,7 @@ class HealthEngine:
             if stall is not None:
                 findings.append(stall)
         findings.sort(key=_worst_first)
-        findings = with_text_evidence(fold_incident(findings, BLOW_UPS), run)
+        findings = with_text_evidence(fold_incident(fold_mismatch(findings), BLOW_UPS), run)
         has_points = any(len(series) for series in run.series.values())
         return RunHealth(
             run=run.name,
@@ -180,11 +181,15 @@ class HealthEngine:
     def _detect(self, state: _RunState, run: Run) -> list[Finding]:
         """The run-level detectors' findings, judged again only when their view of the run moved."""
         horizon = detector_horizon(run.last_step)
+        latest = run.completions.latest()
         key = (
             horizon,
             state.context.kind,
             sum(series.purged for series in run.series.values()),
             len(run.series),
+            # The completion rules read the completions index: a new or rewritten file is news.
+            len(run.completions),
+            None if latest is None else (latest.step, latest.version),
         )
         if state.detected is None or state.detected[0] != key:
             view = RunSignals(run, state.episodes, upto=horizon, rules=self.rules)
@@ -251,6 +256,7 @@ class HealthEngine:
             params = self.rules[rule.name]
             if not params.enabled or not rule.applies(info, context):
                 continue
+            params = rule.calibrated(params, context)
             warn_p, crit_p = rule.persistences(params)
             tracker = Tracker(
                 warn_p,

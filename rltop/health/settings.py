@@ -254,7 +254,7 @@ def _checked(table: str, key: str, value: Any, text: str, source: str) -> Any:
     if key not in defaults:
         raise RulesError(f"{where}: unknown key (known: {', '.join(defaults)})")
     default = defaults[key]
-    if value is False and key in NULLABLE:
+    if value is False and (key in NULLABLE or key.partition("_")[2] in NULLABLE):  # sequence_critical
         return None
     if key.endswith("persistence"):
         return _persistence(value, where)

@@ -36,6 +36,15 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _metrics(text: str, values: dict[str, str]) -> str:
+    """The metrics column with settings filled in where it names one (``{min_prompts}``); braces
+    that name a set of tags (``rollout_corr/{kl, …}``) are kept as they are."""
+    try:
+        return text.format(**values)
+    except (KeyError, IndexError, ValueError):
+        return text
+
+
 def _fill(template: str, values: dict[str, str], threshold: Any) -> str:
     """The template with settings filled in; "-" when its level is switched off (None)."""
     return "-" if threshold is None else template.format(**values)
@@ -54,7 +63,7 @@ def rule_rows(rules: Rules | None = None) -> list[RuleRow]:
             RuleRow(
                 name,
                 doc.title,
-                doc.metrics,
+                _metrics(doc.metrics, values),
                 _fill(doc.warn, values, params.values.get("warn", "")),
                 _fill(doc.critical, values, params.values.get("critical", "")),
                 _fill(doc.persistence, values, ""),

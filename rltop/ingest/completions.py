@@ -34,7 +34,9 @@ from rltop.model.completions import (
     Completion,
     StepCompletions,
     StepSummary,
+    correctness_column,
     distinct_bigrams,
+    filled_by_repeat,
 )
 
 FOLDER = "completions"
@@ -225,9 +227,7 @@ def _columns(table) -> dict[str, list[Any]]:
 def reward_columns(table) -> tuple[str, ...]:
     """The reward columns: float columns other than ``advantage`` (``log_extra`` ints are not)."""
     pa, _ = _pyarrow()
-    return tuple(
-        f.name for f in table.schema if pa.types.is_floating(f.type) and f.name not in NOT_REWARDS
-    )
+    return tuple(f.name for f in table.schema if pa.types.is_floating(f.type) and f.name not in NOT_REWARDS)
 
 
 def _mean(values: list[Any]) -> float | None:
@@ -263,17 +263,56 @@ def summarise(path: str, step: int, info: storage.FileStat) -> StepSummary:
     digest = hashlib.blake2b(digest_size=16)
     for prompt, text in zip(prompts, texts):
         digest.update(repr((prompt, text)).encode("utf-8", "surrogatepass"))
+    rewards = {name: columns[name] for name in reward_columns(table)}
     return StepSummary(
         step=step, path=path, rows=rows, version=info.version,
-        rewards=tuple((name, m) for name in reward_columns(table)
-                      if (m := _mean(columns[name])) is not None),
+        rewards=tuple((name, m) for name, values in rewards.items() if (m := _mean(values)) is not None),
         advantage_mean=_mean(columns.get("advantage", [])),
         length_mean=sum(lengths) / rows if rows else 0.0, length_max=max(lengths, default=0),
         groups=len(by_group), group_size=group_size, identical=identical,
         top_text=top_text[:TOP_TEXT_CHARS], top_count=top_count, top_cut=len(top_text) > TOP_TEXT_CHARS,
         digest=digest.digest(), lengths=array("I", sorted(lengths)).tobytes(),
         diversity=distinct_bigrams(texts),
+        **_degeneracy(texts, groups, top_text), **_right_and_wrong(texts, rewards),
     )  # fmt: skip
+
+
+def _degeneracy(texts: list[str], groups: list[int], top_text: str) -> dict[str, Any]:
+    """The fields of a step's summary about degenerate text: empty and repetitive completions, and
+    in how many prompt groups the most frequent completion appears."""
+    repetitive = Counter(text for text in texts if filled_by_repeat(text))
+    example = repetitive.most_common(1)[0][0] if repetitive else ""
+    return {
+        "empty": sum(1 for text in texts if not text.strip()),
+        "repetitive": sum(repetitive.values()),
+        "repetitive_text": example[:TOP_TEXT_CHARS],
+        "top_groups": len({group for group, text in zip(groups, texts) if text == top_text}),
+    }
+
+
+def _right_and_wrong(texts: list[str], rewards: dict[str, list[Any]]) -> dict[str, Any]:
+    """Lengths of the right and of the wrong completions, by the step's correctness reward (none: {})."""
+    column = correctness_column(rewards)
+    if not column:
+        return {}
+    scores = [float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None for v in rewards[column]]
+    known = [v for v in scores if v is not None]
+    if not known:
+        return {}
+    low, high = min(known), max(known)
+    right = [len(t) for t, v in zip(texts, scores) if v is not None and v == high and high > low]
+    # One value only: all wrong when it is the bottom of a 0/1 (or -1/1) reward, else nothing is wrong.
+    scored_wrong = high > low or low <= 0
+    wrong_texts = [t for t, v in zip(texts, scores) if v is not None and v == low and scored_wrong]
+    wrong = [len(t) for t in wrong_texts]
+    return {
+        "correctness": column,
+        "right": len(right),
+        "wrong": len(wrong),
+        "right_length_mean": sum(right) / len(right) if right else None,
+        "wrong_length_mean": sum(wrong) / len(wrong) if wrong else None,
+        "wrong_text": max(wrong_texts, key=len, default="")[:TOP_TEXT_CHARS],
+    }
 
 
 def read_step(summary: StepSummary, cap: int | None = None) -> StepCompletions:

@@ -5,15 +5,20 @@ TRL (``log_completions=True``) writes one parquet file per logging step,
 stays in memory (`StepSummary`: its step, path, row count, per-reward means, length statistics
 and the repetition signals the health rules read); the rows themselves (`Completion`) are read
 from the file when a screen or a command asks for one step (`rltop.ingest.completions`).
-No pyarrow and no Textual here: the health and view layers read this module.
+No pyarrow and no Textual here: the health and view layers read this module. `filled_by_repeat` and
+`correctness_column` are what the completion rules' summary fields are made with.
 """
 
 from __future__ import annotations
 
 import bisect
+import math
+import re
 from array import array
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+import numpy as np
 
 TOP_TEXT_CHARS = 120  # the most frequent completion is kept this long in the index (evidence lines)
 
@@ -44,6 +49,17 @@ class StepSummary:
     # Distinct bigrams over all bigrams of the step's completions (`distinct_bigrams`): near 1 for
     # varied text, falling as the completions converge on one string or one template; None: no text.
     diversity: float | None = None
+    # What the completion rules (`rltop.health.rules.detectors.completions`) read:
+    empty: int = 0  # completions that are empty or only whitespace
+    repetitive: int = 0  # completions filled by one repeated character, token or word (`filled_by_repeat`)
+    repetitive_text: str = ""  # the most frequent of them (cut to TOP_TEXT_CHARS)
+    top_groups: int = 0  # prompt groups in which the most frequent completion appears
+    correctness: str = ""  # the reward column read as right (its maximum) / wrong (its minimum), if any
+    right: int = 0  # completions scored right by it
+    wrong: int = 0  # completions scored wrong by it
+    right_length_mean: float | None = None
+    wrong_length_mean: float | None = None
+    wrong_text: str = ""  # the longest wrong completion (cut to TOP_TEXT_CHARS)
 
     def at_least(self, length: int) -> int:
         """How many completions are ``length`` characters or longer."""
@@ -123,6 +139,63 @@ def distinct_bigrams(texts: list[str]) -> float | None:
         total += len(pairs)
         seen.update(pairs)
     return len(seen) / total if total else None
+
+
+REPEAT_MIN_CHARS = 8  # shorter completions are never called repetitive (a one-word answer is fine)
+REPEAT_FILL = 0.8  # one unit repeated over at least this share of the completion fills it
+REPEAT_UNIT = 16  # longest unit looked for: a character, a token, a word or a short phrase
+_SCAN_CHARS = 20_000  # a long completion is judged on its first this many characters (bounded cost)
+
+
+def filled_by_repeat(text: str) -> bool:
+    """Whether one unit of up to `REPEAT_UNIT` characters, repeated back to back, fills at least
+    `REPEAT_FILL` of ``text`` ('llllllll', '!!!!…' after a few words, 'the the the …').
+
+    For each period p the longest stretch where every character equals the one p places later is a
+    run of a p-character unit; its length plus p is the span that unit covers. A span of four fifths
+    of the text covers its middle three fifths, so a period that does not repeat the middle (a string
+    comparison, at C speed) is left out first: varied text costs a few microseconds.
+    """
+    text = text.strip()[:_SCAN_CHARS]
+    size = len(text)
+    if size < REPEAT_MIN_CHARS:
+        return False
+    middle = text[size - int(REPEAT_FILL * size) : int(REPEAT_FILL * size)]
+    longest = min(REPEAT_UNIT, size // 3)
+    periods = [p for p in range(1, longest + 1) if p >= len(middle) or middle[p:] == middle[:-p]]
+    if not periods:
+        return False
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    need = REPEAT_FILL * size
+    for period in periods:
+        same = codes[period:] == codes[:-period]
+        if _longest_true(same) + period >= need:
+            return True
+    return False
+
+
+def _longest_true(flags: np.ndarray) -> int:
+    """Length of the longest stretch of True in a boolean array."""
+    if not flags.any():
+        return 0
+    padded = np.concatenate(([False], flags, [False])).astype(np.int8)
+    edges = np.flatnonzero(np.diff(padded))
+    return int((edges[1::2] - edges[::2]).max())
+
+
+CORRECTNESS = re.compile(r"correct|accura|exact|solved|(^|_)acc($|_)|math_verify|is_right|success", re.I)
+
+
+def correctness_column(rewards: dict[str, list[Any]]) -> str:
+    """The reward column that says right or wrong: named like a correctness reward ("accuracy_reward",
+    "correctness", "exact_match") with exactly two values across the step (0/1, -1/1). "" when none."""
+    for name, values in rewards.items():
+        if not CORRECTNESS.search(name):
+            continue
+        seen = {float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)}
+        if len(seen) <= 2 and seen:
+            return name
+    return ""
 
 
 @dataclass

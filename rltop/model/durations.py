@@ -42,6 +42,8 @@ def utc_text(timestamp: float, pattern: str) -> str:
         return time.strftime(pattern, time.gmtime(timestamp))
     except (OverflowError, OSError, ValueError):
         return f"{timestamp:g} s (not a date)"
+
+
 def format_gap(seconds: float) -> str:
     """A gap between points or a cadence, which may be well under a second: ``0.2 s``, ``1.5 s``,
     ``0.05 s`` (two significant digits below 10 s), then as `format_duration`. A run that logs

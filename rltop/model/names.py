@@ -76,6 +76,8 @@ def visible(text: str) -> str:
     interpretation (Rich `Text`, never markup; HTML-escaped where a server reads HTML).
     """
     return _UNSAFE.sub(_escape_char, text)
+
+
 def display_message(message: str, tag: str, metric: str, run: str, run_name: str) -> str:
     """A finding's message in display names: its leading ``tag`` becomes ``metric`` (when given),
     and in a run-wide message (a stall) ``run <path>`` becomes ``run <run_name>``."""

@@ -129,6 +129,10 @@ def caption(summary: StepSummary, run: Run | None = None) -> str:
     parts = [f"step {summary.step}", f"{summary.rows} completions in {summary.groups} groups"]
     if summary.identical:
         parts.append(f"{summary.identical} of {summary.rows} identical within their group")
+    if summary.empty:
+        parts.append(f"{summary.empty} empty")
+    if summary.repetitive:
+        parts.append(f"{summary.repetitive} repetitive (one unit repeated over four fifths)")
     parts.append(f"{summary.length_mean:.1f} characters on average, at most {summary.length_max}")
     cap = cap_sentence(summary, run)
     if cap:

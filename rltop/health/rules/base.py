@@ -8,7 +8,7 @@ Concrete rules live in `rltop.health.rules.levels` (fixed thresholds) and
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -108,6 +108,11 @@ class Rule:
             return f"thresholds must be critical {relation} warn"
         return ""
 
+    def calibrated(self, params: RuleParams, context: Context) -> RuleParams:
+        """The settings this rule judges the run with: ``params``, or the variant its config calls for
+        (GSPO's sequence-level clip ratios have their own thresholds). Asked once per tag."""
+        return params
+
     def applies(self, info: MetricInfo, context: Context) -> bool:
         """Whether this rule judges a tag (by its concept, split and the run's config)."""
         return info.concept in self.concepts
@@ -156,6 +161,16 @@ class Rule:
     def persistences(self, params: RuleParams) -> tuple[tuple[int, int], tuple[int, int]]:
         """(warn, critical) persistence of this rule."""
         return params.persistence, params.critical_persistence
+
+
+def with_prefix(params: RuleParams, prefix: str) -> RuleParams:
+    """``params`` with every ``<prefix>_<key>`` setting in place of ``<key>``
+    (``sequence_warn`` -> ``warn``)."""
+    values = dict(params.values)
+    for key, value in params.values.items():
+        if key.startswith(prefix + "_"):
+            values[key[len(prefix) + 1 :]] = value
+    return replace(params, values=values)
 
 
 def constant_lines(band: Band, count: int) -> BandLines:

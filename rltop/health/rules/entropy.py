@@ -141,6 +141,9 @@ class EntropyCollapse(Rule):
     def adjust(
         self, level: Level, first: int, last: int, signals: Any, params: RuleParams, context: Context
     ) -> Adjustment | None:
+        held = _held_at_target(signals, first, last, context)
+        if held:
+            return Adjustment(Level.OK, held, signals.settled(signals.evidence_end(last)))
         if level == Level.OK:
             return None
         final = signals.settled(signals.evidence_end(last))
@@ -246,3 +249,30 @@ class EntropyCollapse(Rule):
             critical = np.where(np.isnan(critical), floor, np.fmax(critical, floor))
         none = np.full(len(ref), np.nan)
         return scaled(ref, params.warn), scaled(ref, params["rise"]), critical, none
+
+
+HELD = 0.9  # with TRL's adaptive entropy controller, an entropy at or above this share of its target is held
+
+
+def _held_at_target(signals: Any, first: int, last: int, context: Context) -> str:
+    """ "held at entropy_target …" when TRL's adaptive entropy controller (``use_adaptive_entropy``)
+    keeps the entropy at its target during the episode: a fall to the target is what it was asked
+    for (the coefficient pinned at its cap is the signal, `EntropyCoefPinned`); "" otherwise."""
+    c = context.calibration
+    if not c.use_adaptive_entropy or not c.entropy_target or c.entropy_target <= 0:
+        return ""
+    series = signals.series(ENTROPY_CONCEPTS)
+    if series is None:
+        return ""
+    steps, values = signals.finite_upto(series, last)
+    inside = values[np.searchsorted(steps, first) :]
+    if not len(inside):
+        return ""
+    level = float(np.median(inside[-SMOOTH:]))
+    if level < HELD * c.entropy_target:
+        return ""
+    return (
+        f"held at its target: use_adaptive_entropy keeps the entropy at entropy_target "
+        f"{num(c.entropy_target)} (median {num(level)} at the end of the episode), by design; entropy_coef "
+        "at its cap is the signal"
+    )

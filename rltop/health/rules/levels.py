@@ -11,7 +11,16 @@ from rltop.health.evidence.collapse import degenerate as degenerate_policy
 from rltop.health.findings import Level, Stage
 from rltop.health.numerics.robust import finite_or
 from rltop.health.persistence import Flags, Point
-from rltop.health.rules.base import Adjustment, Band, Context, Rule, SlotState, threshold_flags, verdict
+from rltop.health.rules.base import (
+    Adjustment,
+    Band,
+    Context,
+    Rule,
+    SlotState,
+    threshold_flags,
+    verdict,
+    with_prefix,
+)
 from rltop.health.settings import RuleDoc, RuleParams
 from rltop.health.wording import num
 from rltop.model.catalog import MetricInfo
@@ -38,9 +47,15 @@ def _grpo_clip_advice(context: Context) -> str:
 
 def _truncation_advice(context: Context) -> str:
     c = context.calibration
+    masked = (
+        " With mask_truncated_completions the cut completions are left out of the loss: this share of "
+        "every batch teaches nothing."
+        if c.mask_truncated_completions
+        else ""
+    )
     return (
         f"Completions hit the length cap: raise max_completion_length{c.now('max_completion_length')}, "
-        "or reward ending with EOS (a length or format reward) so the model learns to stop."
+        f"or reward ending with EOS (a length or format reward) so the model learns to stop.{masked}"
     )
 
 
@@ -169,25 +184,57 @@ class ZeroStdGroups(LevelRule):
 
 
 class GrpoClipRatio(LevelRule):
-    """GRPO clip ratios, judged only where clipping can happen at all (off-policy steps, train split)."""
+    """GRPO clip ratios, judged only where clipping can happen at all (off-policy steps, train split).
+
+    With ``importance_sampling_level="sequence"`` (GSPO) there is one ratio per completion: the clip
+    ratios are shares of whole completions, and GSPO's tiny epsilon clips most of them on a healthy
+    run (0.69-1.0 on every second pass of a real TRL 1.16 run with ε 3e-4/4e-4; the GSPO paper
+    reports two orders of magnitude more clipping than GRPO). Those runs are judged with the
+    ``sequence_*`` thresholds: every completion clipped on every off-policy step means the second
+    pass learns nothing (a warning), never a blow-up on its own.
+    """
 
     name, title, blow_up = "grpo_clip_ratio", "clip ratio too high", True
     concepts = frozenset({"clip_ratio_region"})
     value_kind = "share"
-    defaults = {"warn": 0.05, "critical": 0.2, "extreme": 0.5}
+    defaults = {
+        "warn": 0.05, "critical": 0.2, "extreme": 0.5,
+        "sequence_warn": 0.95, "sequence_critical": None, "sequence_extreme": None,
+        "sequence_persistence": (5, 5),
+    }  # fmt: skip
     doc = RuleDoc(
         "GRPO clip ratio too high",
         "GRPO `clip_ratio/region_mean` (Liger `clip_ratio`), off-policy steps "
         "only; off when num_iterations = 1",
         "above",
-        "≥ {warn}",
-        "≥ {critical}; one point ≥ {extreme}",
+        "≥ {warn}; GSPO (sequence level) ≥ {sequence_warn} in {sequence_persistence}",
+        "≥ {critical}; one point ≥ {extreme}; GSPO: {sequence_critical}",
         "{persistence}",
-        "as for PPO's clip fraction; on-policy steps are exactly 0 by construction and never judged",
+        "as for PPO's clip fraction; on-policy steps are exactly 0 by construction and never judged; with "
+        "importance_sampling_level=sequence the ratios count whole completions and 0.56-1.0 is healthy "
+        "(GSPO paper: ~100x GRPO's clipping), so only every completion clipped on every second pass warns",
     )
 
     def advice(self, params: RuleParams, context: Context) -> str:
+        if context.calibration.sequence_level:
+            c = context.calibration
+            return (
+                "Every completion is clipped on the passes that reuse samples, so they teach nothing: "
+                f"widen epsilon{c.now('epsilon')} / epsilon_high{c.now('epsilon_high')} (GSPO uses 3e-4 / "
+                f"4e-4), lower the learning rate{c.now('learning_rate')}, or use num_iterations = 1."
+            )
         return _grpo_clip_advice(context)
+
+    def calibrated(self, params: RuleParams, context: Context) -> RuleParams:
+        return with_prefix(params, "sequence") if context.calibration.sequence_level else params
+
+    def explain(
+        self, tag: str, point: Point, level: Level, params: RuleParams, state: SlotState, context: Context
+    ) -> str:
+        text = super().explain(tag, point, level, params, state, context)
+        if context.calibration.sequence_level:
+            text += " (importance_sampling_level=sequence: shares of whole completions)"
+        return text
 
     def applies(self, info: MetricInfo, context: Context) -> bool:
         # Evaluation is always on-policy, and so is every step when num_iterations = 1: the ratio is

@@ -29,9 +29,6 @@ class RewardState(SlotState):
     margin: float = 0.0
 
 
-RECENT_NOISE_POINTS = 100  # the latest points whose noise also counts (bounded cost per batch)
-
-
 class RewardCollapse(Rule):
     """The reward (median of recent points) giving back its gains, or ending below where it started."""
 
@@ -65,10 +62,6 @@ class RewardCollapse(Rule):
             state.sigma = noise_sigma(values[: params["min_points"]])
             state.peak = -np.inf
         window = params["window"]
-        # The noise is the larger of the first points' and the latest points': a reward that starts
-        # at exactly 0 (nothing earns it yet) has no noise until the first lucky completions, and
-        # 0 -> 0.02 -> 0 is then noise, not a gain given back.
-        state.sigma = max(state.sigma, noise_sigma(values[-RECENT_NOISE_POINTS:]))
         # Rolling median of `window` points has about 1.25 sigma / sqrt(window) of noise.
         margin = params["noise_z"] * 1.2533 * state.sigma / np.sqrt(window)
         state.margin = margin

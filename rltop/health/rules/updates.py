@@ -88,6 +88,12 @@ class DeadUpdate(Rule):
     def swapped(self, warn: float, critical: float) -> str:
         return ""  # critical is "exactly 0", not a threshold beyond warn
 
+    def select(self, steps: np.ndarray, context: Context) -> np.ndarray | None:
+        # GSPO (sequence level) clips whole completions: a second pass over a batch whose every
+        # completion left the tiny trust region has a gradient of exactly 0 by design. Only the
+        # generation steps tell whether updates are dead.
+        return context.calibration.on_policy_mask(steps) if context.calibration.sequence_level else None
+
     def flags(
         self, values: np.ndarray, start: int, state: SlotState, params: RuleParams, context: Context
     ) -> Flags:

@@ -18,6 +18,11 @@ ENTROPY_ADVICE = (
     "Collapsing towards 0 means premature certainty: lower the learning rate, raise the KL penalty, "
     "or add an entropy bonus / higher sampling temperature."
 )
+MISMATCH_ADVICE = (
+    "Rising: the generation engine and the trainer disagree; check that weights are synced each step, "
+    "that both use the same precision (fp32 lm_head), and that prompts and completions are paired right; "
+    "use importance-sampling correction (TRL vllm_importance_sampling_correction, veRL rollout_is)."
+)
 TRUNCATION_ADVICE = (
     "Raise max_completion_length, or reward ending properly (EOS) so the model learns to stop."
 )
@@ -179,7 +184,8 @@ _CONCEPTS: tuple[Concept, ...] = (
         "loss",
         "Policy",
         "Loss",
-        "Training loss; for GRPO a value near 0 is normal (zero-mean advantages).",
+        "Training loss; for GRPO a value near 0 is normal (zero-mean advantages); negative is normal with "
+        "loss_type cispo, sapo or vespo, and with an entropy bonus (loss = policy_loss - coef × entropy).",
         "NaN or exactly 0 together with grad_norm 0 means no learning: check rewards and the learning rate.",
     ),
     Concept(
@@ -439,6 +445,84 @@ _CONCEPTS: tuple[Concept, ...] = (
     Concept("sequence_balance", "Other", "Sequence balance {f}", "Tokens per data-parallel rank ({f}).", ""),
     Concept("validation_statistic", "Other", "Validation {f}", "A validation statistic ({f}).", ""),
     Concept("samples_count", "Other", "Samples", "Samples generated in the step.", ""),
+    Concept(
+        "cispo_clip_ratio",
+        "Stability",
+        "CISPO clip ratio",
+        "Share of tokens whose importance weight CISPO caps at epsilon_high (loss_type=cispo, which logs no "
+        "clip_ratio/*); the capped tokens still get a gradient.",
+        "Most tokens capped for long: lower the learning rate or use fewer num_iterations.",
+    ),
+    Concept(
+        "vespo_phi",
+        "Stability",
+        "VESPO weight",
+        "Mean VESPO weight φ(w) of the sequences (loss_type=vespo): 1 on on-policy steps, lower as the "
+        "policy moves from its samples.",
+        "Falling far below 1: the policy moves far from its samples; lower the learning rate.",
+    ),
+    # Train-inference mismatch: the generation engine (vLLM, SGLang) and the trainer disagree on the
+    # log-probs of the same tokens (precision, kernels, stale weights, a data bug).
+    Concept(
+        "rollout_logp_gap",
+        "Stability",
+        "Train-inference gap",
+        "Mean per-token log-prob difference between the generation engine and the trainer on the same "
+        "tokens; near 0 (about 0.001-0.01) when they agree.",
+        MISMATCH_ADVICE,
+    ),
+    Concept(
+        "rollout_logp_gap_max",
+        "Stability",
+        "Train-inference gap (max)",
+        "Largest per-token log-prob difference between the generation engine and the trainer; 0.4-0.7 is "
+        "ordinary bf16 noise (trl#6789).",
+        MISMATCH_ADVICE,
+    ),
+    Concept(
+        "rollout_is_weight_mean",
+        "Stability",
+        "Rollout IS weight",
+        "Mean importance weight trainer/generation-engine probability of the sampled tokens; 1 when they "
+        "agree (veRL alerts outside [0.5, 2]).",
+        MISMATCH_ADVICE,
+    ),
+    Concept(
+        "rollout_is_weight_std",
+        "Stability",
+        "Rollout IS weight std",
+        "Spread of the importance weights (clamped); veRL alerts above 1.",
+        MISMATCH_ADVICE,
+    ),
+    Concept(
+        "rollout_is_ess",
+        "Stability",
+        "Rollout effective sample size",
+        "Effective sample size of the importance weights, as a share of the batch; veRL alerts below 0.3.",
+        MISMATCH_ADVICE,
+    ),
+    Concept(
+        "rollout_chi2",
+        "Stability",
+        "Rollout χ²",
+        "χ² divergence of the trainer from the generation engine per token (E[ρ²] - 1); veRL alerts above 1.",
+        MISMATCH_ADVICE,
+    ),
+    Concept(
+        "rollout_mismatch_statistic",
+        "Stability",
+        "Train-inference {f}",
+        "A statistic of the difference between the generation engine and the trainer ({f}).",
+        MISMATCH_ADVICE,
+    ),
+    Concept(
+        "sampling_is_ratio",
+        "Stability",
+        "Applied IS ratio",
+        "Importance-sampling ratio TRL applies to correct for vLLM (after truncation or masking: masked "
+        "completions count 0, so a mean below 1 is not drift).",
+        MISMATCH_ADVICE,
+    ),
     Concept(
         "sampling_statistic",
         "Other",

@@ -50,6 +50,15 @@ NAMES: tuple[Name, ...] = (
         meaning="Percent of prompt groups kept by dynamic filtering (0-100).",
     ),
     Name("global_step", "global_step"),
+    # openrlhf/models/loss.py PolicyLoss (v0.8.9+, with vLLM IS correction): masked_mean(log π_rollout -
+    # log π_old), logged as train/vllm_kl.
+    Name(
+        "vllm_kl",
+        "rollout_logp_gap",
+        title="vLLM KL",
+        meaning="Mean log-prob difference vLLM − old policy per token (signed k1, OpenRLHF with vLLM IS "
+        "correction); near 0 when they agree.",
+    ),
 )
 
 FAMILIES: tuple[Family, ...] = (

@@ -47,6 +47,27 @@ NAMES: tuple[Name, ...] = (
     Name("loss/policy_avg", "policy_loss"),
     Name("loss", "loss"),
     Name("entropy_coef", "entropy_coef"),
+    Name(
+        "policy_loss",
+        "policy_loss",
+        meaning="GRPO's policy term alone, before the entropy bonus (logged when entropy_coef or "
+        "use_adaptive_entropy is set; loss = policy_loss - entropy_coef × entropy).",
+        advice="loss may be negative while this stays near 0: the entropy bonus, not a problem.",
+    ),
+    Name("cispo_clip_ratio", "cispo_clip_ratio"),
+    Name("vespo/phi_seq_mean", "vespo_phi"),
+    # vLLM importance sampling (use_vllm with vllm_importance_sampling_correction; grpo_trainer.py
+    # L2860-2896 in 1.16): |old_logp - vllm_logp| per token, and the ratio applied after truncation/masking.
+    Name(
+        "sampling/sampling_logp_difference/mean",
+        "rollout_logp_gap",
+        meaning="Mean |log-prob difference| per token between vLLM and the trainer; ~0.001 at top_p=1 "
+        "(trl#6789), rising means they disagree.",
+    ),
+    Name("sampling/sampling_logp_difference/max", "rollout_logp_gap_max"),
+    Name("sampling/importance_sampling_ratio/min", "sampling_is_ratio", title="Applied IS ratio (min)"),
+    Name("sampling/importance_sampling_ratio/mean", "sampling_is_ratio", title="Applied IS ratio (mean)"),
+    Name("sampling/importance_sampling_ratio/max", "sampling_is_ratio", title="Applied IS ratio (max)"),
     Name("lr", "learning_rate", meaning="Learning rate of the optimizer (PPO logs lr)."),
     Name("learning_rate", "learning_rate"),
     Name("loss/value_avg", "value_loss"),

@@ -8,8 +8,20 @@ Taken from veRL's own code (volcengine/verl at b178a3cd, and its tags v0.2 to v0
 ``actor/entropy_loss`` (to v0.4.0, and the new engine; the mean token entropy, despite its name) ->
 ``actor/entropy``; ``critic/kl``, ``critic/kl_coeff`` -> ``actor/reward_kl_penalty(_coeff)`` (v0.4.0);
 ``actor/lr(1e-4)`` (the learning rate × 1e4, to v0.2) -> ``actor/lr``; ``timing/`` -> ``timing_s/``;
-``val/test_score/<source>`` -> ``val-core/...`` (v0.4.0). The train-inference mismatch names
-(``rollout_corr/*``, ``training/rollout_probs_diff_*``, ``mismatch/*``) are statistics of sampling.
+``val/test_score/<source>`` -> ``val-core/...`` (v0.4.0).
+
+The train-inference mismatch names, with their sources:
+
+* ``verl/trainer/ppo/rollout_corr_helper.py`` (v0.6.1+; `compute_offpolicy_metrics` and
+  `compute_is_metrics`, prefix ``rollout_corr/``): ``kl`` is ``masked_mean(log π_rollout - log π_train)``
+  (signed k1), ``k3_kl``, ``chi2_token`` = E[ρ²] - 1, ``chi2_seq``, ``ppl_ratio``, ``log_ppl_abs_diff``;
+  with ``rollout_is`` on, ``rollout_is_mean`` / ``_std`` / ``_eff_sample_size`` / ``_min`` / ``_max``.
+  veRL v0.6.0 (``mismatch_helper.py``) logged the same under ``mismatch/``.
+* ``verl/utils/debug/metrics.py`` `calculate_debug_metrics` (with ``rollout.calculate_log_probs=True``):
+  ``training/rollout_probs_diff_{max,mean,std}``, |p_train - p_rollout| (probability space, in [0, 1]).
+
+veRL's published alert levels (``docs/algo/rollout_corr.md``) are the mismatch rule's
+(`rltop.health.rules.mismatch`).
 """
 
 from __future__ import annotations
@@ -17,6 +29,17 @@ from __future__ import annotations
 import re
 
 from rltop.model.catalog.table import Family, Name, NameTable
+
+_K1 = (
+    "Mean log-prob difference generation engine − trainer per token (signed k1 KL); veRL alerts at "
+    "|kl| > 0.1."
+)
+
+
+def _both(key: str, concept: str, **wording: str) -> tuple[Name, Name]:
+    """The v0.6.1+ ``rollout_corr/<key>`` spelling and the v0.6.0 ``mismatch/<key>`` one."""
+    return Name(f"rollout_corr/{key}", concept, **wording), Name(f"mismatch/{key}", concept, **wording)
+
 
 NAMES: tuple[Name, ...] = (
     Name("critic/score/mean", "task_score", meaning="Mean task score per sequence, before the KL penalty."),
@@ -75,6 +98,24 @@ NAMES: tuple[Name, ...] = (
     ),
     Name("training/global_step", "global_step"),
     Name("training/epoch", "epoch"),
+    *_both("kl", "rollout_logp_gap", title="Rollout KL", meaning=_K1),
+    Name("mismatch/mismatch_kl", "rollout_logp_gap", title="Rollout KL", meaning=_K1),
+    *_both("rollout_is_mean", "rollout_is_weight_mean"),
+    *_both("rollout_is_std", "rollout_is_weight_std"),
+    *_both("rollout_is_eff_sample_size", "rollout_is_ess"),
+    Name("rollout_corr/chi2_token", "rollout_chi2"),
+    Name(
+        "training/rollout_probs_diff_mean",
+        "rollout_mismatch_statistic",
+        title="Rollout prob diff (mean)",
+        meaning="Mean |p_train - p_rollout| of the sampled tokens (probability space, 0-1).",
+    ),
+    Name(
+        "training/rollout_probs_diff_max",
+        "rollout_mismatch_statistic",
+        title="Rollout prob diff (max)",
+        meaning="Largest |p_train - p_rollout| of the sampled tokens (probability space, 0-1).",
+    ),
 )
 
 FAMILIES: tuple[Family, ...] = (
@@ -90,8 +131,9 @@ FAMILIES: tuple[Family, ...] = (
     Family(re.compile(r"val-core/(?P<f>.+)"), "validation_score"),
     Family(re.compile(r"val/test_score/(?P<f>.+)"), "validation_score"),
     Family(re.compile(r"val-aux/(?P<f>.+)"), "validation_statistic"),
-    Family(re.compile(r"(?P<f>(rollout_corr|mismatch)/.+)"), "sampling_statistic"),
-    Family(re.compile(r"training/(?P<f>rollout_.+)"), "sampling_statistic"),
+    Family(re.compile(r"rollout_corr/(?P<f>.+)"), "rollout_mismatch_statistic"),
+    Family(re.compile(r"mismatch/(?P<f>.+)"), "rollout_mismatch_statistic"),
+    Family(re.compile(r"training/(?P<f>rollout_.+)"), "rollout_mismatch_statistic"),
     Family(re.compile(r"(timing_s|timing|timing_per_token_ms)/(?P<f>.+)"), "timing_statistic"),
     Family(re.compile(r"perf/(?P<f>.+)"), "performance_statistic"),
     Family(re.compile(r"global_seqlen/(?P<f>.+)"), "sequence_balance"),
