@@ -31,7 +31,7 @@ TARGET_MB = 10.0
 CHILD = {
     "rltop index": """
 import gc, time, tracemalloc
-from rltop.ingest.completions import CompletionsFollower, read_step
+from rltop.ingest.sources.completions import CompletionsFollower, read_step
 from rltop.model.completions import CompletionIndex
 import pyarrow.parquet  # imported before the baseline, as in "all rows": modules are not the index
 tracemalloc.start()

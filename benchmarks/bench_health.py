@@ -110,7 +110,7 @@ def incremental(history: int, batches: int, points: int) -> None:
 
 def bulk_logs() -> None:
     """Judge the cached make_logs.py logs in one go, next to their load time."""
-    from rltop.ingest.loader import load
+    from rltop.ingest.follow.loader import load
 
     for size in SIZES:
         directory = log_dir(size)

@@ -72,7 +72,7 @@ POLL = 0.005
 
 def fixture_values() -> dict[str, list[float]]:
     """Tag -> the values grpo_healthy logged at every step (its per-step tags only)."""
-    from rltop.ingest.loader import load
+    from rltop.ingest.follow.loader import load
 
     run = next(iter(load([str(FIXTURE)]).store.runs.values()))
     steps = run.last_step or 0

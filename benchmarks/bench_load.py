@@ -48,7 +48,7 @@ for name in glob.glob(PATH + "/events.out.tfevents.*"):
 # (imports, load): timed separately so the load itself and the whole process are both visible.
 READERS = {
     "rltop": (
-        "from rltop.ingest.loader import load",
+        "from rltop.ingest.follow.loader import load",
         """
 r = load([PATH])
 runs = list(r.store.runs.values())

@@ -6,7 +6,7 @@
 Each logger writes the same rows with its real package, in a child process, the way transformers'
 callbacks do (``train/<key>`` plus ``train/global_step``): tensorboardX's ``SummaryWriter``, the
 wandb SDK offline (``define_metric("*", step_metric="train/global_step")``), ``trackio.log``. Then
-`rltop.ingest.loader.load` reads each in a fresh interpreter, alternately, median of ``--repeat``:
+`rltop.ingest.follow.loader.load` reads each in a fresh interpreter, alternately, median of ``--repeat``:
 the import of the reader's packages (wandb's protobuf classes for W&B) is timed apart from the load.
 """
 
@@ -54,9 +54,9 @@ else:
 LOAD = r"""
 import json, sys, time
 start = time.perf_counter()
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 if sys.argv[2] == "wandb":
-    from rltop.ingest.wandb_run import record_class
+    from rltop.ingest.sources.wandb.kind import record_class
     record_class()  # wandb's protobuf classes: imported once, timed apart
 imported = time.perf_counter()
 result = load([sys.argv[1]])

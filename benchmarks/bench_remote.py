@@ -4,7 +4,7 @@ remote run costs per poll.
     python benchmarks/bench_remote.py            # the 900k-scalar log (benchmarks/make_logs.py)
     python benchmarks/bench_remote.py --repeat 5
 
-(a) cold load: `rltop.ingest.loader.load` in a fresh interpreter, from disk and from
+(a) cold load: `rltop.ingest.follow.loader.load` in a fresh interpreter, from disk and from
     ``s3://bench/medium`` on moto's S3 server (``moto[server]``) on 127.0.0.1, alternately, median of
     ``--repeat`` runs. The server runs in this process (its CPU is not the child's); a real store adds
     its network latency and bandwidth to the S3 column, nothing else.
@@ -38,7 +38,7 @@ from make_logs import write_log  # noqa: E402
 LOAD = """
 import json, resource, sys, time
 start = time.perf_counter()
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 r = load([sys.argv[1]])
 count = sum(run.scalar_count() for run in r.store.runs.values())
 usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -102,8 +102,8 @@ class Requests:
 
 
 def idle_polls(url: str, polls: int, interval: float) -> dict:
+    from rltop.ingest.follow.watcher import Watcher
     from rltop.ingest.storage.remote import backend
-    from rltop.ingest.watcher import Watcher
 
     counter = Requests(backend(url).fs)
     watcher = Watcher([url], lambda batch: None, poll=interval)
@@ -152,7 +152,7 @@ def many_runs(count: int, repeat: int, env: dict, client) -> None:
             if done.returncode != 0:
                 raise SystemExit(f"export of {path} failed:\n{done.stderr}")
             times[name].append(time.perf_counter() - started)
-    from rltop.ingest.loader import load
+    from rltop.ingest.follow.loader import load
     from rltop.ingest.storage.remote import backend
 
     counter = Requests(backend(url).fs)

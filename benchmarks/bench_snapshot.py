@@ -31,7 +31,7 @@ import json, sys, time
 start = time.perf_counter()
 from rltop.health.engine import assess_store
 from rltop.health.settings import load_rules
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 from rltop.report.render import render
 from rltop.report.snapshot import build_snapshot
 t = {"import": time.perf_counter() - start}

@@ -33,8 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rltop.ingest import trackio_db  # noqa: E402
-from rltop.ingest.trackio_reader import TrackioRunReader  # noqa: E402
+from rltop.ingest.sources.trackio import kind as trackio_db  # noqa: E402
+from rltop.ingest.sources.trackio.reader import TrackioRunReader  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "trackio" / "trackio_grpo" / "trackio" / "huggingface.db"
 REPEATS = 15

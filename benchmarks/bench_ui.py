@@ -16,7 +16,7 @@ default 100 x 30, the cards only, and 200 x 50, where the chart grid is on) and 
   the picture is complete; the log does not change, so this is the cost of a dashboard left open.
   One case is 200 runs (copies of the fixture runs) in one directory.
 - complete CPU: user+sys time of the rltop process when the picture became complete, against the
-  bare load of the same log (`rltop.ingest.loader.load` in a fresh process, imports included)
+  bare load of the same log (`rltop.ingest.follow.loader.load` in a fresh process, imports included)
   measured in the same run: the goal is at most 1.5x. "floor x" is the ratio a dashboard would
   reach that cost nothing but the load and Textual's own start (the minimal app below).
 
@@ -124,7 +124,7 @@ def bench_rltop(path: Path, last_step: int | None, idle: float | None, timeout: 
                 size: tuple[int, int] = (100, 30)) -> dict[str, float | None]:
     """One dashboard start: first frame, complete picture (s and CPU-s), then idle CPU (None: skip)."""
     pane = Pane(f"{RLTOP} {path}", *size)
-    grid = size[0] >= 120 and size[1] >= 36  # rltop.ui.grid_layout: the chart grid is on
+    grid = size[0] >= 120 and size[1] >= 36  # rltop.ui.logic.grid_layout: the chart grid is on
 
     def complete_picture(screen: str) -> bool:
         lines = screen.splitlines()
@@ -192,7 +192,8 @@ def interpreter_cpu() -> float:
 
 def bare_load_cpu(path: Path) -> float:
     """Process CPU of a one-shot load of ``path`` in a fresh process."""
-    return process_cpu("import sys\nfrom rltop.ingest.loader import load\nload([sys.argv[1]])", str(path))
+    code = "import sys\nfrom rltop.ingest.follow.loader import load\nload([sys.argv[1]])"
+    return process_cpu(code, str(path))
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from rltop.health.engine import HealthEngine, RunHealth, assess_store
 from rltop.health.findings import Finding, Level
 from rltop.health.settings import Rules
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 
 # The copied real TRL runs (what conftest's trl_dir fixture points at), for module-scoped fixtures.
 TRL = Path(__file__).parent / "fixtures" / "trl"

@@ -13,7 +13,7 @@ from rltop.cli import main
 from rltop.commands.app import make_app
 from rltop.commands.common import UsageError
 from rltop.health.findings import Finding, Level
-from rltop.ingest.discovery import DiscoveryError
+from rltop.ingest.follow.discovery import DiscoveryError
 from rltop.view.alerts import AlertView
 
 

@@ -104,7 +104,7 @@ async def test_the_first_read_shows_the_progress_the_watcher_tells(tmp_path, mon
     dashboard shows that count while it waits for the points."""
     import threading
 
-    from rltop.ingest import watcher as watcher_module
+    from rltop.ingest.follow import watcher as watcher_module
 
     started: list = []
     monkeypatch.setattr(watcher_module.Watcher, "start", lambda self: started.append(self))

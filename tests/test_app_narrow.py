@@ -11,8 +11,8 @@ from conftest import FIXTURES
 from ui_helpers import preloaded_app, screen_lines, wait_until, write_run
 
 from rltop.ui.widgets.alert_item import AlertItem
-from rltop.view.headline import headline
-from rltop.view.spark import NON_FINITE_GLYPH
+from rltop.view.chart.spark import NON_FINITE_GLYPH
+from rltop.view.text.headline import headline
 
 TRL2 = FIXTURES / "trl2"
 JOINTS = "_-./"

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 from health_helpers import TRL
 
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 from rltop.model.catalog import GROUPS, UNKNOWN_ORDER, MetricInfo, describe, group_tags, trainer_kind
 
 PPO_DOC_METRICS = (

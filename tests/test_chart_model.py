@@ -11,15 +11,15 @@ from ui_helpers import write_run
 from rltop.health.bands import BandTracker
 from rltop.health.engine import HealthEngine
 from rltop.health.settings import Rules
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 from rltop.model.run import Run
 from rltop.model.series import Series
 from rltop.model.values import format_value
-from rltop.view.chart_data import Overlay, build_figure, figure_range
-from rltop.view.chart_group import aligned_group, step_matrix
-from rltop.view.chart_options import ChartOptions
-from rltop.view.chart_readout import build_readout, nearest_point, step_point
-from rltop.view.chart_scale import YScale, choose_scale, nice_ticks, robust_limits, step_labels, y_ticks
+from rltop.view.chart.data import Overlay, build_figure, figure_range
+from rltop.view.chart.group import aligned_group, step_matrix
+from rltop.view.chart.options import ChartOptions
+from rltop.view.chart.readout import build_readout, nearest_point, step_point
+from rltop.view.chart.scale import YScale, choose_scale, nice_ticks, robust_limits, step_labels, y_ticks
 
 TRL2 = FIXTURES / "trl2"
 

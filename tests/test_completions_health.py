@@ -8,7 +8,7 @@ from pathlib import Path
 from rltop.health.engine import assess_store
 from rltop.health.evidence.text import with_text_evidence
 from rltop.health.findings import Finding, Level
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 from rltop.model.completions import CompletionIndex
 
 FIXTURES = Path(__file__).parent / "fixtures" / "trl2"

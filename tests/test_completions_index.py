@@ -11,8 +11,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from rltop.ingest import storage
-from rltop.ingest.completions import CompletionsFollower, CompletionsUpdate, file_step, folder_of, read_step
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
+from rltop.ingest.sources.completions import (
+    CompletionsFollower,
+    CompletionsUpdate,
+    file_step,
+    folder_of,
+    read_step,
+)
 from rltop.model.completions import CompletionIndex
 
 FIXTURES = Path(__file__).parent / "fixtures" / "trl2"
@@ -167,8 +173,8 @@ def test_pyarrow_loads_only_once_a_completions_file_is_read():
     import subprocess
     import sys
 
-    code = ("import sys, rltop.ingest.watcher, rltop.ingest.loader, rltop.health.engine, "
-            "rltop.view.completions, rltop.ingest.completions; print('pyarrow' in sys.modules)")
+    code = ("import sys, rltop.ingest.follow.watcher, rltop.ingest.follow.loader, rltop.health.engine, "
+            "rltop.view.completions, rltop.ingest.sources.completions; print('pyarrow' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "False", done.stderr
 
@@ -185,9 +191,9 @@ def test_without_pyarrow_the_index_says_what_to_install(monkeypatch):
 
 def test_the_watcher_lists_remote_completions_only_with_the_prefix(monkeypatch):
     """An idle remote run stays at about one request a poll: its folder is listed on relistings only."""
-    from rltop.ingest import tracker as tracker_module
+    from rltop.ingest.follow import run_tracker as tracker_module
 
-    tracker = tracker_module.Tracker([str(COLLAPSE)])
+    tracker = tracker_module.RunTracker([str(COLLAPSE)])
     tracker.rescan()
     (tracked,) = tracker.runs.values()
     scans = []
@@ -206,7 +212,7 @@ def test_the_watcher_lists_remote_completions_only_with_the_prefix(monkeypatch):
 
 def test_an_unlistable_folder_keeps_the_index_and_is_said_once(tmp_path, monkeypatch):
     """Only a folder that is gone empties the index: a permission error is not a deletion."""
-    from rltop.ingest import completions as completions_module
+    from rltop.ingest.sources import completions as completions_module
 
     folder = tmp_path / "completions"
     shutil.copytree(HEALTHY / "completions", folder)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import TRL
 
-from rltop.ingest.discovery import DiscoveryError, discover
+from rltop.ingest.follow.discovery import DiscoveryError, discover
 from rltop.ingest.tfevents import event_file_order
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rltop.model.downsample import column_bounds, downsample_minmax, sparkline_values
-from rltop.view.spark import (
+from rltop.view.chart.spark import (
     FLAT_GLYPH,
     NON_FINITE_GLYPH,
     SPARK_GLYPHS,

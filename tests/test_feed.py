@@ -14,7 +14,7 @@ from rltop.ingest.feed import (
     RunEvent,
     apply_batch,
 )
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 from rltop.ingest.tfrecord.bulk import DecodedBatch
 from rltop.model.run import Store
 from rltop.model.series import Points

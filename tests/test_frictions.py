@@ -114,7 +114,7 @@ def test_garbage_or_unreadable_input_fails_the_snapshot_with_code_3(capsys, tmp_
 
 def test_the_keys_in_app_help_come_from_the_table_of_the_footer_and_the_help_screen(capsys):
     from rltop.ui.app import RltopApp
-    from rltop.ui.keys import DASHBOARD_KEYS, DETAIL_KEYS, help_rows
+    from rltop.ui.logic.keys import DASHBOARD_KEYS, DETAIL_KEYS, help_rows
     from rltop.ui.screens.dashboard import DashboardScreen
     from rltop.ui.screens.detail import DetailScreen
 
@@ -148,7 +148,7 @@ def test_the_completions_caption_keeps_to_the_width(capsys):
 
 def test_gaps_under_a_second_keep_their_decimals():
     from rltop.model.durations import format_duration, format_gap
-    from rltop.view.chart_scale import x_ticks
+    from rltop.view.chart.scale import x_ticks
 
     assert [format_gap(s) for s in (0.2, 0.05, 1.5, 0.0, 12.7, 600)] == [
         "0.2 s",
@@ -183,11 +183,11 @@ def test_the_tracker_says_a_stall_with_the_usual_sub_second_gap(tmp_path):
     from test_watcher import EventLog
 
     from rltop.ingest.feed import STALLED
-    from rltop.ingest.tracker import Tracker
+    from rltop.ingest.follow.run_tracker import RunTracker
 
     now = [1e9]
     live = EventLog(tmp_path / "live")
-    tracker = Tracker([str(tmp_path)], stall_after=60, clock=lambda: now[0])
+    tracker = RunTracker([str(tmp_path)], stall_after=60, clock=lambda: now[0])
     tracker.rescan()
     tracker.read_dirty(lambda: False, lambda: None)
     for step in range(1, 6):  # a point every 0.2 s
@@ -302,7 +302,7 @@ async def test_grad_norms_thresholds_are_said_in_the_rules_words():
 
 
 def test_no_grid_reason_by_size():
-    from rltop.ui.grid_layout import no_grid_reason
+    from rltop.ui.logic.grid_layout import no_grid_reason
 
     assert no_grid_reason(200, 50, 8, 40) is None
     assert "at least 120 × 36" in no_grid_reason(100, 30, 8, 20)

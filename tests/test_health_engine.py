@@ -13,7 +13,7 @@ from health_helpers import GAP_S, TRL, WALL_START, load_run, write_run
 from rltop.health.engine import HealthEngine, assess_store
 from rltop.health.findings import Level
 from rltop.health.rules import levels as level_rules
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 from rltop.model.run import Run
 
 

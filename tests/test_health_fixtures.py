@@ -8,7 +8,7 @@ from health_helpers import TRL
 from rltop.health.engine import RunHealth, assess_store
 from rltop.health.findings import Level
 from rltop.health.rules import TAG_RULES as RULES
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from test_health_synthetic import noisy
 from test_snapshot_helpers import run_cli
 
 from rltop.health.findings import Level
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 from rltop.model.catalog import config_kind, describe, settings_of
 
 FIXTURES = Path(__file__).parent / "fixtures"

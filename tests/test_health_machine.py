@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rltop.health.persistence import Flags, Tracker
+from rltop.health.persistence import EpisodeTracker, Flags
 from rltop.health.rules.base import threshold_flags
 
 
@@ -15,7 +15,7 @@ def _flags(values: np.ndarray) -> Flags:
 
 
 def _run(values: np.ndarray, cuts: list[int], warn=(3, 5), crit=(4, 5), clear=(3, 4)):
-    tracker = Tracker(warn, crit, clear[0], clear[1])
+    tracker = EpisodeTracker(warn, crit, clear[0], clear[1])
     steps = np.arange(1, len(values) + 1)
     levels, low = [], 0
     for high in [*cuts, len(values)]:

@@ -12,7 +12,7 @@ from rltop.health.findings import Level
 from rltop.health.rules import DEFAULTS, DOCS
 from rltop.health.settings import Rules, RulesError, load_rules, parse_rules_text, user_rules_path
 from rltop.health.table import markdown_table, rule_rows
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 
 
 @pytest.fixture(autouse=True)

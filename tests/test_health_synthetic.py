@@ -251,7 +251,7 @@ def test_entropy_collapse_inside_the_first_ten_points_is_still_critical(tmp_path
     # With a large logging_steps the collapse can fill most of the first ten logged points; the
     # early level must still be the run's starting entropy, not the collapsed one.
     from rltop.health.engine import HealthEngine
-    from rltop.ingest.loader import load
+    from rltop.ingest.follow.loader import load
     from rltop.ingest.tfrecord.writer import EventWriter
 
     with EventWriter(tmp_path / "run", start=1.7e9) as writer:

@@ -11,7 +11,7 @@ from health_helpers import TRL, rule_findings
 
 from rltop.health.engine import HealthEngine, RunHealth
 from rltop.health.findings import Level, Stage
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 
 TRL2 = Path(__file__).parent / "fixtures" / "trl2"
 # One hour after the newest point of any fixture: every run that did not finish has stalled.

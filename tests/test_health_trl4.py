@@ -215,6 +215,6 @@ def test_answers_growing_longer_right_and_wrong_alike_are_quiet(tmp_path) -> Non
 
 
 def _load(path: Path):
-    from rltop.ingest.loader import load
+    from rltop.ingest.follow.loader import load
 
     return load([str(path)]).store

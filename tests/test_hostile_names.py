@@ -23,7 +23,7 @@ from test_tail import Lines
 
 from rltop.commands.common import error_line, note, warn
 from rltop.model.names import display_name
-from rltop.view.safe_text import visible
+from rltop.view.text.safe import visible
 
 ROOT = Path(__file__).resolve().parent.parent
 TITLE = "\x1b]0;pwned\x07"

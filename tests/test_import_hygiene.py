@@ -24,8 +24,8 @@ import rltop
 ROOT = Path(rltop.__file__).parent
 CORE = ("ingest", "model", "health", "alerts")
 TEXTUAL_FREE_UI = (
-    "rltop.ui.session", "rltop.ui.header_info", "rltop.ui.levels", "rltop.ui.narrow",
-    "rltop.ui.tag_filter", "rltop.ui.chart", "rltop.ui.logic.repaint", "rltop.ui.logic.rates",
+    "rltop.ui.session", "rltop.ui.logic.header_info", "rltop.ui.logic.levels", "rltop.ui.logic.narrow",
+    "rltop.ui.logic.tag_filter", "rltop.ui.chart", "rltop.ui.logic.repaint", "rltop.ui.logic.rates",
 )  # fmt: skip
 FORBIDDEN = {
     # layer -> the layers it must never import

@@ -25,7 +25,7 @@ import pytest
 from live_helpers import Lines, end_all, start_tail
 from test_snapshot_helpers import isolate_user_rules, run_cli
 
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).resolve().parent.parent

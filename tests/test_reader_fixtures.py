@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import TRL, TRL_RUNS, trl_event_file
 
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 
 
 def _bits(values) -> list[bytes]:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from conftest import trl_event_file
 
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 from rltop.ingest.storage.local import LocalFile
 from rltop.ingest.tfrecord import reader as reader_module
 from rltop.ingest.tfrecord.crc import masked_crc32c, masked_crc32c_rows

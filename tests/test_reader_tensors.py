@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 from rltop.ingest.tfrecord.reader import EventFileReader
 from rltop.ingest.tfrecord.writer import frame_record
 

@@ -115,8 +115,8 @@ def test_the_smoothed_curve_counts_a_point_off_the_chart_at_its_edge():
     """The figure model behind every chart: an off-chart point counts at the edge it is marked at;
     with every point in scaling (`i`) a spike is smoothed as TensorBoard smooths it."""
     from rltop.model.series import Series
-    from rltop.view.chart_data import Overlay, build_figure
-    from rltop.view.chart_options import ChartOptions
+    from rltop.view.chart.data import Overlay, build_figure
+    from rltop.view.chart.options import ChartOptions
 
     values = np.ones(100)
     values[50] = 1.6e6

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 
 
 def _write(directory: Path, steps: range, offset: float) -> Path:

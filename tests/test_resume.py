@@ -18,10 +18,10 @@ from rltop.cli import main
 from rltop.health.engine import HealthEngine, assess_store
 from rltop.health.findings import Level
 from rltop.ingest.feed import SESSION, apply_batch
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
+from rltop.ingest.follow.run_tracker import RunTracker
 from rltop.ingest.tfrecord.reader import EventFileReader
 from rltop.ingest.tfrecord.writer import EventWriter
-from rltop.ingest.tracker import Tracker
 from rltop.model.run import Store
 
 TRL2 = Path(__file__).parent / "fixtures" / "trl2"
@@ -126,7 +126,7 @@ def test_live_a_new_session_joins_the_run_and_health_goes_on(tmp_path: Path) -> 
     output.mkdir()
     first_file, second_file = session_files("grpo_resumed")
     shutil.copytree(first_file.parent, output / "runs" / first_file.parent.name)
-    tracker, store, engine = Tracker([str(tmp_path)]), Store(), HealthEngine()
+    tracker, store, engine = RunTracker([str(tmp_path)]), Store(), HealthEngine()
     tracker.rescan()
     tracker.read_dirty(lambda: False, lambda: None)
     apply_batch(store, tracker.take_batch())

@@ -14,7 +14,7 @@ from conftest import FIXTURES
 from test_snapshot_helpers import markdown_tables, run_cli, validate
 
 from rltop.health.engine import assess_store
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 from rltop.report.json_report import load_schema
 from rltop.report.snapshot import build_snapshot
 from rltop.view.group_view import group_row

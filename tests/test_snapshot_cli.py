@@ -231,7 +231,7 @@ def test_width_40_never_breaks_a_line(capsys, name) -> None:
     lines = out.splitlines()
     assert max(len(line) for line in lines) <= 40
     # Metric names are never cut: each one appears whole at the start of a line.
-    from rltop.ingest.loader import load
+    from rltop.ingest.follow.loader import load
     from rltop.view.names import metric_names as display_names
 
     for run in load([str(TRL / name)]).store.runs.values():

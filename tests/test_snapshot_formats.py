@@ -33,7 +33,7 @@ from rltop.model.catalog import GROUPS
 from rltop.model.stats import series_stats
 from rltop.report.json_report import load_schema
 from rltop.view.names import metric_names as display_names
-from rltop.view.safe_text import visible
+from rltop.view.text.safe import visible
 
 FORMATS = ("text", "markdown", "json", "csv", "svg", "html")
 # Every snapshot of this module is taken at this instant, and the engine's verdicts the outputs are

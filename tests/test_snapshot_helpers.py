@@ -96,7 +96,7 @@ def verdicts_at(path, now: float | None):
     """(store, the engine's verdicts at ``now``) for a log path, as ``rltop snapshot`` judges it."""
     from rltop.health.engine import assess_store
     from rltop.health.settings import load_rules
-    from rltop.ingest.loader import load
+    from rltop.ingest.follow.loader import load
 
     store = load([str(path)]).store
     return store, assess_store(store, load_rules(), now=now)

@@ -20,7 +20,7 @@ import pytest
 from test_snapshot_helpers import markdown_html, markdown_tables, run_cli, validate
 
 from rltop.report.json_report import load_schema
-from rltop.view.safe_text import markdown_code, markdown_text, visible
+from rltop.view.text.safe import markdown_code, markdown_text, visible
 
 RUN = "[red]run\x1b[2J"
 TAGS = (

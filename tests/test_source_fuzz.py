@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 from conftest import TRL
 
-from rltop.ingest.completions import CompletionsFollower
 from rltop.ingest.feed import apply_batch
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
+from rltop.ingest.follow.run_tracker import RunTracker
+from rltop.ingest.follow.watcher import Watcher
 from rltop.ingest.reading import step_fits
-from rltop.ingest.tracker import Tracker
-from rltop.ingest.trainer_state import tag_of
-from rltop.ingest.watcher import Watcher
+from rltop.ingest.sources.completions import CompletionsFollower
+from rltop.ingest.sources.trainer_state import tag_of
 from rltop.model.run import Store
 
 SEED = 20261204
@@ -163,7 +163,7 @@ def test_a_random_bytes_parquet_file_is_said_by_a_one_shot_load(tmp_path: Path) 
 @pytest.fixture
 def raising_trainer_state(monkeypatch):
     """trainer_state.json readers that raise, as a reader bug would."""
-    from rltop.ingest import trainer_state
+    from rltop.ingest.sources import trainer_state
 
     def broken(self):
         raise OverflowError("Python int too large to convert to C long")
@@ -209,7 +209,7 @@ def test_a_failing_run_does_not_stop_the_watcher(tmp_path: Path, raising_trainer
 def test_a_failing_file_is_said_once_over_many_polls(tmp_path: Path, raising_trainer_state) -> None:
     root, output_dir = tree_with(tmp_path)
     shutil.copytree(TRL / "grpo_healthy" / "checkpoint-100", output_dir / "checkpoint-100")
-    tracker = Tracker([str(root)])
+    tracker = RunTracker([str(root)])
     tracker.rescan()
     said = []
     for _ in range(5):  # five polls, each reading every file again

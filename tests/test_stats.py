@@ -9,7 +9,7 @@ import pytest
 
 from rltop.model.series import Series
 from rltop.model.stats import SeriesStats, series_stats, trend_of
-from rltop.view.numbers import format_short
+from rltop.view.text.numbers import format_short
 
 
 def make_series(values, steps=None) -> Series:

@@ -17,7 +17,7 @@ import pytest
 from conftest import TRL
 
 from rltop.ingest import storage
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 from rltop.ingest.storage import Unreachable
 from rltop.ingest.storage.remote import RemoteBackend, backend
 from rltop.ingest.tfrecord.reader import EventFileReader

@@ -248,7 +248,7 @@ def test_pipe_closed_by_reader_ends_quietly(trl_dir):
 
 def test_watcher_dying_ends_tail_with_exit_2(tmp_path, monkeypatch, capsys):
     from rltop.cli import main
-    from rltop.ingest import watcher
+    from rltop.ingest.follow import watcher
 
     def broken(self):
         raise RuntimeError("boom")

@@ -26,10 +26,11 @@ import pytest
 from live_helpers import end_all
 from test_never_writes import tree_state
 
-from rltop.ingest import sqlite_readonly, storage
-from rltop.ingest.loader import load
-from rltop.ingest.trackio_db import list_runs
-from rltop.ingest.trackio_reader import NOT_OBJECT, TrackioRunReader
+from rltop.ingest import storage
+from rltop.ingest.follow.loader import load
+from rltop.ingest.sources.trackio.kind import list_runs
+from rltop.ingest.sources.trackio.reader import NOT_OBJECT, TrackioRunReader
+from rltop.ingest.storage import sqlite_readonly
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DATABASE = FIXTURES / "trackio" / "trackio_grpo" / "trackio" / "huggingface.db"
@@ -192,7 +193,7 @@ ODD_ROWS = [
 
 
 def test_odd_values_are_skipped_counted_and_said_once(tmp_path: Path, monkeypatch) -> None:
-    import rltop.ingest.trackio_reader as reader_module
+    import rltop.ingest.sources.trackio.reader as reader_module
 
     monkeypatch.setattr(reader_module, "BATCH_ROWS", 4)  # the counts cross several windows
     database = tmp_path / "odd.db"

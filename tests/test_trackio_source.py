@@ -17,10 +17,10 @@ import pytest
 from test_snapshot_helpers import isolate_user_rules, run_cli, validate, verdicts_at
 
 from rltop.ingest import storage
-from rltop.ingest.discovery import discover
-from rltop.ingest.loader import load
-from rltop.ingest.trackio_db import list_runs
-from rltop.ingest.trackio_reader import TrackioRunReader
+from rltop.ingest.follow.discovery import discover
+from rltop.ingest.follow.loader import load
+from rltop.ingest.sources.trackio.kind import list_runs
+from rltop.ingest.sources.trackio.reader import TrackioRunReader
 from rltop.report.json_report import load_schema
 
 FIXTURE = Path(__file__).parent / "fixtures" / "trackio" / "trackio_grpo"
@@ -180,7 +180,7 @@ def test_every_project_of_a_trackio_dir_is_read(trackio_dir) -> None:
 
 
 def test_a_long_history_comes_in_windows_each_row_once(trackio_dir, monkeypatch) -> None:
-    import rltop.ingest.trackio_reader as reader_module
+    import rltop.ingest.sources.trackio.reader as reader_module
 
     monkeypatch.setattr(reader_module, "BATCH_ROWS", 7)
     ((member, _),) = list_runs(str(trackio_dir / DATABASE.name))

@@ -20,8 +20,8 @@ from conftest import TRL
 from rltop.cli import main
 from rltop.health.calibration import Calibration
 from rltop.health.engine import HealthEngine
-from rltop.ingest.loader import load
-from rltop.ingest.trainer_state import TrainerStateReader, parse_trainer_state, tag_of
+from rltop.ingest.follow.loader import load
+from rltop.ingest.sources.trainer_state import TrainerStateReader, parse_trainer_state, tag_of
 
 TRL2 = Path(__file__).parent / "fixtures" / "trl2"
 # (fixture folder, run): every run with checkpoints among the copied fixtures

@@ -16,8 +16,8 @@ from conftest import TRL
 from test_watcher import MODES, EventLog, start_watcher, stop_all, wait_for  # noqa: F401 (fixture)
 
 from rltop.ingest.feed import APPEARED, FILE_ERROR, RELOADED, REMOVED, STALLED
-from rltop.ingest.loader import load
-from rltop.ingest.tracker import Tracker
+from rltop.ingest.follow.loader import load
+from rltop.ingest.follow.run_tracker import RunTracker
 
 CHECKPOINTS = TRL / "grpo_healthy"
 pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
@@ -67,7 +67,7 @@ def test_a_new_checkpoint_adds_exactly_its_new_points(tmp_path, mode, stop_all):
         assert store.runs["grpo"].series[tag].values.tolist() == series.values.tolist(), tag
 
 
-def drive(tracker: Tracker):
+def drive(tracker: RunTracker):
     """One synchronous watcher cycle: list, read everything marked, hand over the batch."""
     tracker.rescan()
     tracker.read_dirty(lambda: False, lambda: None)
@@ -77,7 +77,7 @@ def drive(tracker: Tracker):
 def test_a_checkpoint_that_rewrites_history_reloads_the_run(tmp_path):
     output_dir = tmp_path / "grpo"
     save_checkpoint(output_dir, 100, fixture_state(100))
-    tracker = Tracker([str(tmp_path)])
+    tracker = RunTracker([str(tmp_path)])
     drive(tracker)
     # A resume from an earlier checkpoint that went another way: steps 51.. differ from what was read.
     document = json.loads(fixture_state(200))
@@ -98,7 +98,7 @@ def test_a_checkpoint_that_rewrites_history_reloads_the_run(tmp_path):
 def test_event_files_appearing_beside_checkpoints_take_over(tmp_path):
     output_dir = tmp_path / "grpo"
     save_checkpoint(output_dir, 100, fixture_state(100))
-    tracker = Tracker([str(tmp_path)])
+    tracker = RunTracker([str(tmp_path)])
     first = drive(tracker)
     assert [e.run for e in first.events if e.kind == APPEARED] == ["grpo"]
     shutil.copytree(CHECKPOINTS / "runs", output_dir / "runs")
@@ -115,7 +115,7 @@ def test_a_deleted_newest_checkpoint_keeps_what_was_read(tmp_path):
     output_dir = tmp_path / "grpo"
     save_checkpoint(output_dir, 100, fixture_state(100))
     save_checkpoint(output_dir, 200, fixture_state(200))
-    tracker = Tracker([str(tmp_path)])
+    tracker = RunTracker([str(tmp_path)])
     drive(tracker)
     shutil.rmtree(output_dir / "checkpoint-200")
     batch = drive(tracker)
@@ -149,7 +149,7 @@ def test_a_quiet_checkpoint_run_stalls_after_its_own_cadence(tmp_path):
     for step, age in ((100, 2000), (200, 1000)):  # a checkpoint every 1000 s so far
         path = save_checkpoint(output_dir, step, fixture_state(step))
         os.utime(path, (now[0] - age, now[0] - age))
-    tracker = Tracker([str(tmp_path)], clock=lambda: now[0])
+    tracker = RunTracker([str(tmp_path)], clock=lambda: now[0])
     drive(tracker)
     document = json.loads(fixture_state(200))
     document["log_history"].append({"loss": 0.5, "step": 201})

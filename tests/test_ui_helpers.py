@@ -10,13 +10,13 @@ import pytest
 from ui_helpers import FIXTURES
 
 from rltop.demo_data.replay import Replayer
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 from rltop.ingest.tfrecord.writer import EventWriter
 from rltop.model.smoothing import ema_debiased
 from rltop.ui.themes import RLTOP_THEMES, load_themes, theme_from_toml
-from rltop.view.humanize import format_rate
-from rltop.view.spark import spark_rows
-from rltop.view.text_fit import cut_at_word, elide_name
+from rltop.view.chart.spark import spark_rows
+from rltop.view.text.fit import cut_at_word, elide_name
+from rltop.view.text.humanize import format_rate
 
 
 def tensorboard_smoothing(values: list[float], weight: float) -> list[float]:

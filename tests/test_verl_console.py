@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from rltop.ingest import sources
-from rltop.ingest.loader import load
-from rltop.ingest.verl_lines import NOT_A_NUMBER, OUT_OF_RANGE, metric_line, segments
+from rltop.ingest.follow.loader import load
+from rltop.ingest.sources.verl.lines import NOT_A_NUMBER, OUT_OF_RANGE, metric_line, segments
 
 VERL = Path(__file__).parent / "fixtures" / "verl"
 BASELINE = VERL / "real" / "verl-baseline-qwen0.5b-ppo" / "Qwen2.5-0.5B-bsz256_2-prompt512-resp256-0.538.log"
@@ -310,7 +310,7 @@ def test_a_given_file_that_is_not_veRL_s_is_said(tmp_path):
 
 
 def test_the_content_check_reads_a_file_once_until_it_changes(tmp_path, monkeypatch):
-    from rltop.ingest.content_check import HeadCheck
+    from rltop.ingest.sources.content_check import HeadCheck
 
     foreign = write(tmp_path / "a" / "train.log", "x" * 300_000 + "\n")
     log = write(tmp_path / "b" / "train.log", "starting\n")
@@ -358,7 +358,7 @@ def test_a_one_shot_load_says_when_the_last_line_may_hold_points(tmp_path, tail,
 
 
 def test_a_content_check_that_fails_or_cannot_read_rejects_the_file(tmp_path):
-    from rltop.ingest.content_check import HeadCheck
+    from rltop.ingest.sources.content_check import HeadCheck
 
     def broken(head: bytes, whole: bool) -> bool:
         raise IndexError("a predicate's bug")

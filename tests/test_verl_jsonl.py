@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from rltop.ingest.feed import APPEARED, FILE_ERROR, RELOADED, apply_batch
-from rltop.ingest.loader import load
-from rltop.ingest.tracker import Tracker
-from rltop.ingest.verl_jsonl import looks_like_jsonl
+from rltop.ingest.follow.loader import load
+from rltop.ingest.follow.run_tracker import RunTracker
+from rltop.ingest.sources.verl.jsonl import looks_like_jsonl
 from rltop.model.run import Store
 
 WRITTEN = Path(__file__).parent / "fixtures" / "verl" / "written"
@@ -62,7 +62,7 @@ def test_every_value_veRL_wrote_is_read(version):
     for tag, points in expected.items():
         series = run.series[tag]
         assert as_text(zip(series.steps.tolist(), series.values.tolist())) == as_text(points), tag
-    assert result.problems == []  # "rollout/backend": "vllm" is a label veRL logs on purpose, not a lost point
+    assert result.problems == []  # "rollout/backend": "vllm" is a label veRL logs on purpose
     assert run.config == {"framework": "verl"}
 
 
@@ -152,7 +152,7 @@ def test_odd_lines_cost_only_their_points(tmp_path):
     )
 
 
-def drive(tracker: Tracker, store: Store):
+def drive(tracker: RunTracker, store: Store):
     """One synchronous watcher cycle: list, read everything marked, apply the batch."""
     tracker.rescan()
     tracker.read_dirty(lambda: False, lambda: None)
@@ -167,7 +167,7 @@ def test_a_restart_that_truncates_the_file_reloads_the_run(tmp_path, version):
     folder.mkdir()
     path = folder / "restarted.jsonl"
     path.write_bytes((WRITTEN / version / "restart_first.jsonl").read_bytes())
-    tracker, store = Tracker([str(tmp_path)]), Store()
+    tracker, store = RunTracker([str(tmp_path)]), Store()
     first = drive(tracker, store)
     assert [e.run for e in first.events if e.kind == APPEARED] == ["verl_fixture/restarted"]
     assert store.runs["verl_fixture/restarted"].series["actor/entropy"].steps.tolist() == list(range(1, 9))

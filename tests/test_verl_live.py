@@ -22,11 +22,11 @@ from test_verl_jsonl import drive
 from test_watcher import MODES, start_watcher, stop_all, wait_for  # noqa: F401 (fixture)
 
 from rltop.ingest.feed import APPEARED, FILE_ERROR, RELOADED, ChangeBatch, apply_batch
-from rltop.ingest.line_reader import LineFileReader
-from rltop.ingest.loader import load
-from rltop.ingest.tracker import Tracker
-from rltop.ingest.verl_console_reader import ConsoleDecoder
-from rltop.ingest.verl_jsonl_reader import JsonlDecoder
+from rltop.ingest.follow.loader import load
+from rltop.ingest.follow.run_tracker import RunTracker
+from rltop.ingest.sources.line_reader import LineFileReader
+from rltop.ingest.sources.verl.console_reader import ConsoleDecoder
+from rltop.ingest.sources.verl.jsonl_reader import JsonlDecoder
 from rltop.model.run import Store
 
 VERL = Path(__file__).parent / "fixtures" / "verl"
@@ -74,7 +74,7 @@ def test_appended_piece_by_piece_every_point_arrives_once(tmp_path, source, name
     path = tmp_path / "run" / name
     path.parent.mkdir()
     path.write_bytes(b"")
-    tracker, store = Tracker([str(tmp_path)]), Store()
+    tracker, store = RunTracker([str(tmp_path)]), Store()
     delivered: dict[tuple[str, str], list[int]] = {}
     events = []
     for piece in pieces:
@@ -161,7 +161,7 @@ def test_a_resumed_run_appended_to_the_same_log(tmp_path):
         line + b"\n" for line in resumed.split(b"\n") if b"step:3 - " in line or b"step:4 - " in line
     )  # the config printed again, then steps 3 and 4 again (from the step-3 checkpoint)
     path.write_bytes(first)
-    tracker, store = Tracker([str(tmp_path)]), Store()
+    tracker, store = RunTracker([str(tmp_path)]), Store()
     drive(tracker, store)
     with open(path, "ab") as handle:
         handle.write(resumed)
@@ -180,7 +180,7 @@ def test_a_rewritten_or_truncated_log_is_read_again_and_costs_no_other_run(tmp_p
     shutil.copy(GUI_AGENT, tmp_path / "b" / "verl_demo.log")
     path = tmp_path / "a" / "train.log"
     path.write_bytes(data)
-    tracker, store = Tracker([str(tmp_path)]), Store()
+    tracker, store = RunTracker([str(tmp_path)]), Store()
     drive(tracker, store)
     path.write_bytes(data[: len(data) // 3])  # truncated in place (the same file, shorter)
     batch = drive(tracker, store)
@@ -250,7 +250,7 @@ def test_a_log_and_a_jsonl_in_an_object_store(tmp_path):
         remote = load([root]).store
         assert sorted(remote.runs) == ["ppo/train.log", "proj/grpo_run"]
         same_run(remote.runs["proj/grpo_run"], load([str(JSONL)]).store.runs["grpo_run"])
-        tracker, store = Tracker([root]), Store()
+        tracker, store = RunTracker([root]), Store()
         drive(tracker, store)
         fs.pipe(f"{root}/ppo/train.log", BASELINE.read_bytes())  # an object rewritten whole, longer
         drive(tracker, store)

@@ -14,10 +14,16 @@ from rltop.report.render import render
 from rltop.report.snapshot import build_snapshot
 from rltop.view.alerts import build_alerts, is_live
 from rltop.view.fleet import key_metrics, state_counts, worst_run
-from rltop.view.marks import LEVEL_NAMES
-from rltop.view.numbers import format_short
 from rltop.view.run_view import build_run_view
-from rltop.view.sentences import calm_sentence, compact_fleet_parts, empty_sentence, fleet_sentence, freshness
+from rltop.view.text.marks import LEVEL_NAMES
+from rltop.view.text.numbers import format_short
+from rltop.view.text.sentences import (
+    calm_sentence,
+    compact_fleet_parts,
+    empty_sentence,
+    fleet_sentence,
+    freshness,
+)
 
 
 @pytest.mark.parametrize("fixture", ["ppo_unstable", "grpo_with_eval"])

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from rltop.ingest.loader import load
-from rltop.view.cells import cell_len, pad_cells
+from rltop.ingest.follow.loader import load
 from rltop.view.names import is_session_folder, metric_labels, metric_names, run_display_names
-from rltop.view.text_fit import cut_at_word, cut_middle, fit_path, word_cuts
+from rltop.view.text.cells import cell_len, pad_cells
+from rltop.view.text.fit import cut_at_word, cut_middle, fit_path, word_cuts
 
 ROOT = "/home/me/logs"
 

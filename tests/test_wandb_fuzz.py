@@ -31,11 +31,11 @@ from test_snapshot_helpers import isolate_user_rules, run_cli
 from test_wandb_live import offline_env
 from test_wandb_source import RUN_FILE, records_of
 
-from rltop.ingest import leveldb_log
-from rltop.ingest.loader import load
-from rltop.ingest.wandb_reader import WandbFileReader
-from rltop.ingest.wandb_records import RunRecords
-from rltop.ingest.wandb_run import record_class
+from rltop.ingest.follow.loader import load
+from rltop.ingest.sources.wandb import leveldb_log
+from rltop.ingest.sources.wandb.kind import record_class
+from rltop.ingest.sources.wandb.reader import WandbFileReader
+from rltop.ingest.sources.wandb.records import RunRecords
 
 SEED = 20261226
 CASES = 240

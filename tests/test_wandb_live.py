@@ -160,7 +160,7 @@ def test_rows_without_their_step_metric_take_its_last_value(tmp_path) -> None:
     done = subprocess.run([sys.executable, "-c", UNSYNCED, str(tmp_path)], env=offline_env(tmp_path),
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    from rltop.ingest.loader import load
+    from rltop.ingest.follow.loader import load
 
     (run,) = load([str(tmp_path / "wandb")]).store.runs.values()
     assert run.series["train/loss"].steps.tolist() == [1, 2, 3]
@@ -195,7 +195,7 @@ def test_a_resumed_wandb_run_is_one_run_whose_later_session_replaces_the_steps_i
     assert done.returncode == 0, done.stderr
     folders = sorted(path.name for path in (tmp_path / "wandb").glob("offline-run-*-resumed1"))
     assert len(folders) == 2  # the SDK's two folders of one run id
-    from rltop.ingest.loader import load
+    from rltop.ingest.follow.loader import load
 
     (run,) = load([str(tmp_path / "wandb")]).store.runs.values()
     assert run.name == "run-resumed1" and run.resumed_at == 3

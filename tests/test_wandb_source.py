@@ -18,11 +18,11 @@ import pytest
 from test_snapshot_helpers import isolate_user_rules, run_cli, validate, verdicts_at
 
 from rltop.health.rules.stall import is_finished
-from rltop.ingest import leveldb_log
-from rltop.ingest.loader import load
-from rltop.ingest.wandb_reader import WandbFileReader
-from rltop.ingest.wandb_records import RunRecords
-from rltop.ingest.wandb_run import record_class
+from rltop.ingest.follow.loader import load
+from rltop.ingest.sources.wandb import leveldb_log
+from rltop.ingest.sources.wandb.kind import record_class
+from rltop.ingest.sources.wandb.reader import WandbFileReader
+from rltop.ingest.sources.wandb.records import RunRecords
 from rltop.report.json_report import load_schema
 
 FIXTURE = Path(__file__).parent / "fixtures" / "wandb" / "wandb_grpo"

@@ -15,13 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rltop.ingest import watcher as watcher_module
 from rltop.ingest.columns import TagColumns
-from rltop.ingest.discovery import DiscoveryError
 from rltop.ingest.feed import APPEARED, FALLBACK, WAITING, ChangeBatch, apply_batch
-from rltop.ingest.loader import load
+from rltop.ingest.follow import watcher as watcher_module
+from rltop.ingest.follow.discovery import DiscoveryError
+from rltop.ingest.follow.loader import load
+from rltop.ingest.follow.watcher import Watcher
 from rltop.ingest.tfrecord.writer import encode_event, frame_record, scalar_value
-from rltop.ingest.watcher import Watcher
 from rltop.model.run import Store
 
 # watchdog warns about a harmless race when nested directories appear at once (rltop filters it

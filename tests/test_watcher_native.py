@@ -9,9 +9,9 @@ import pytest
 import test_watcher
 from test_watcher import EventLog, start_watcher, wait_for
 
-from rltop.ingest.fstype import filesystem_type, network_filesystem, parse_mountinfo
-from rltop.ingest.native import ChangeSignal, _Handler, failure_reason
-from rltop.ingest.tracker import Tracker
+from rltop.ingest.follow.fstype import filesystem_type, network_filesystem, parse_mountinfo
+from rltop.ingest.follow.native import ChangeSignal, _Handler, failure_reason
+from rltop.ingest.follow.run_tracker import RunTracker
 
 # watchdog warns about a harmless race when nested directories appear at once (rltop filters it
 # out of its own output; pytest resets warning filters per test).
@@ -65,13 +65,13 @@ def test_handler_keeps_only_what_matters():
 def test_idle_native_watcher_does_no_work(tmp_path, monkeypatch, stop_all):
     """rltop's own reads (open, close-no-write) must not wake it: no feedback loop."""
     cycles = []
-    real = Tracker.read_dirty
+    real = RunTracker.read_dirty
 
     def counting(self, *args):
         cycles.append(1)
         return real(self, *args)
 
-    monkeypatch.setattr(Tracker, "read_dirty", counting)
+    monkeypatch.setattr(RunTracker, "read_dirty", counting)
     log = EventLog(tmp_path / "r")
     written = log.add("x", [1])
     watcher, consumer = start_watcher([tmp_path], "native")

@@ -15,10 +15,10 @@ import pytest
 import test_watcher
 from test_watcher import MODES, EventLog, start_watcher, wait_for
 
-from rltop.ingest import watcher as watcher_module
 from rltop.ingest.feed import APPEARED, FILE_ERROR, RELOADED, REMOVED, STALLED
+from rltop.ingest.follow import watcher as watcher_module
+from rltop.ingest.follow.run_tracker import RunTracker
 from rltop.ingest.storage.local import LocalFile
-from rltop.ingest.tracker import Tracker
 from rltop.model.durations import format_duration
 
 # watchdog warns about a harmless race when nested directories appear at once (rltop filters it
@@ -180,7 +180,7 @@ def test_stall_is_reported_once_per_pause_for_live_runs_only(tmp_path):
     old.add("x", [1])
     os.utime(old.path, (1e9 - 3600, 1e9 - 3600))  # finished an hour ago: never "stalled"
     live = EventLog(tmp_path / "live")
-    tracker = Tracker([str(tmp_path)], stall_after=60, clock=lambda: now[0])
+    tracker = RunTracker([str(tmp_path)], stall_after=60, clock=lambda: now[0])
     tracker.rescan()
     tracker.read_dirty(lambda: False, lambda: None)
     live.add("x", [1])
@@ -212,7 +212,7 @@ def test_an_internal_error_in_one_cycle_is_reported_once_and_watching_goes_on(
     tmp_path, monkeypatch, stop_all
 ):
     a, b, written = two_runs(tmp_path)
-    real = Tracker.check_stalls
+    real = RunTracker.check_stalls
     failures = {"left": 3}
 
     def flaky(self):
@@ -221,7 +221,7 @@ def test_an_internal_error_in_one_cycle_is_reported_once_and_watching_goes_on(
             raise RuntimeError("boom")
         return real(self)
 
-    monkeypatch.setattr(Tracker, "check_stalls", flaky)
+    monkeypatch.setattr(RunTracker, "check_stalls", flaky)
     watcher, consumer = start_watcher([tmp_path], "polling")
     stop_all(watcher)
     wait_for(lambda: not failures["left"], "the failing cycles")

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 from rltop.ui.app import RltopApp
 
 FIXTURES = Path(__file__).parent / "fixtures" / "trl"

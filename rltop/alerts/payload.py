@@ -42,7 +42,7 @@ _ANY_NAME = re.compile(r"^events\.out\.tfevents\.\d+\.(?P<host>.+)$")
 _EVENT_PREFIX = "events.out.tfevents."
 
 
-def display_name(run: Run | str) -> str:
+def run_name_shown(run: Run | str) -> str:
     """The name alerts give a run when no display name was given: its name (the directory relative to
     the watched root)."""
     return run if isinstance(run, str) else run.name
@@ -109,7 +109,7 @@ def event_payload(
         "level": event.level.label,
         "previous_level": event.previous_level.label if event.previous_level is not None else None,
         "run": event.run,
-        "display_name": display or display_name(run if run is not None else event.run),
+        "display_name": display or run_name_shown(run if run is not None else event.run),
         "directory": directory,
         "directory_b64": base64.b64encode(os.fsencode(directory)).decode("ascii") if directory else None,
         "rule": finding.rule if finding is not None else None,

@@ -31,8 +31,8 @@ themes: rltop-dark (default), rltop-light, rltop-ansi (automatic on 16-colour te
 
 
 def epilog() -> str:
-    """Every key (the key table the footer and ``?`` show, `rltop.ui.keys`), then the themes."""
-    from rltop.ui.keys import keys_text  # plain data: no Textual
+    """Every key (the key table the footer and ``?`` show, `rltop.ui.logic.keys`), then the themes."""
+    from rltop.ui.logic.keys import keys_text  # plain data: no Textual
 
     return keys_text() + "\n" + THEMES
 
@@ -131,13 +131,13 @@ def _exit_from_thread(app: App) -> None:
 def make_app(args: argparse.Namespace) -> RltopApp:
     """Validate everything that can be wrong before the screen is taken over, then build the app."""
     from rltop.health.settings import load_rules
-    from rltop.ingest.discovery import check_paths
+    from rltop.ingest.follow.discovery import check_paths
     from rltop.ui.app import RltopApp
 
     check_paths(args.paths)  # DiscoveryError -> one line, exit 2
     if args.tags is not None or args.runs is not None:
         # The loader module pulls in numpy, which the first frame does not need otherwise.
-        from rltop.ingest.discovery import compile_filter
+        from rltop.ingest.follow.discovery import compile_filter
 
         compile_filter(args.tags, "--tags")
         compile_filter(args.runs, "--runs")

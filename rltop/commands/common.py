@@ -14,10 +14,10 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn
 
-from rltop.view.safe_text import visible
+from rltop.view.text.safe import visible
 
 if TYPE_CHECKING:
-    from rltop.ingest.loader import LoadResult
+    from rltop.ingest.follow.loader import LoadResult
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_UNREADABLE = 0, 1, 2, 3
 """3: a snapshot whose input could not all be read (a garbage or unreadable event file): the
@@ -140,7 +140,7 @@ def load_or_fail(paths: list[str], tags: str | None, runs: str | None) -> LoadRe
     (exit 2), not an empty all-clear for a cron job (exit 0). `rltop export` and `rltop snapshot`
     agree on this; `rltop tail` waits instead (a matching run may still start).
     """
-    from rltop.ingest.loader import load
+    from rltop.ingest.follow.loader import load
 
     result = load(paths, tags=tags, runs=runs)
     for problem in result.problems:

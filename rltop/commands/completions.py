@@ -56,7 +56,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load the runs, pick the step, print its completions."""
-    from rltop.ingest.completions import read_step
+    from rltop.ingest.sources.completions import read_step
     from rltop.model.completion_checks import trusted_cap
     from rltop.report.completions_out import jsonl_lines, markdown_lines, text_lines
     from rltop.view.completions import arrange, build_rows
@@ -113,9 +113,9 @@ def _given_directly(paths: list[str]) -> tuple[Run, int | None] | None:
     without them the folder alone is shown. None for any other PATH (a run, a log root).
     """
     from rltop.ingest import storage
-    from rltop.ingest.completions import FOLDER, CompletionsFollower, file_step, is_completions_file
     from rltop.ingest.feed import apply_completions
-    from rltop.ingest.loader import load
+    from rltop.ingest.follow.loader import load
+    from rltop.ingest.sources.completions import FOLDER, CompletionsFollower, file_step, is_completions_file
     from rltop.model.run import Run
 
     if len(paths) != 1:

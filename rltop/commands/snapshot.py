@@ -25,7 +25,7 @@ from rltop.commands.common import (
     load_or_fail,
     note,
 )
-from rltop.report.formats import DEFAULT_WIDTH, FAIL_ON_CHOICES, FORMATS, MAX_WIDTH, MIN_WIDTH
+from rltop.report.formats import DEFAULT_WIDTH, FAIL_ON_CHOICES, MAX_WIDTH, MIN_WIDTH, SNAPSHOT_FORMATS
 
 NAME = "snapshot"
 COLOR_CHOICES = ("auto", "always", "never")
@@ -88,7 +88,8 @@ class SnapshotOptions:
         values = {name: getattr(args, name, getattr(defaults, name)) for name in cls.__dataclass_fields__}
         options = cls(**values)
         options.paths = list(options.paths or ["."])
-        for name, allowed in (("format", FORMATS), ("fail_on", FAIL_ON_CHOICES), ("color", COLOR_CHOICES)):
+        choices = (("format", SNAPSHOT_FORMATS), ("fail_on", FAIL_ON_CHOICES), ("color", COLOR_CHOICES))
+        for name, allowed in choices:
             if getattr(options, name) not in allowed:
                 flag = "--" + name.replace("_", "-")
                 raise UsageError(
@@ -101,7 +102,7 @@ class SnapshotOptions:
 
 def add_snapshot_options(parser: argparse._ActionsContainer, filters: bool = True) -> None:
     """The snapshot options (``filters`` adds ``--tags``/``--runs`` too), for any parser or group."""
-    add_format(parser, FORMATS)
+    add_format(parser, SNAPSHOT_FORMATS)
     parser.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
     parser.add_argument(
         "--width", type=int, metavar="N",

@@ -168,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
     previous = install_stop_signals(tail.on_signal)
     watcher = None
     try:
-        from rltop.ingest.watcher import Watcher
+        from rltop.ingest.follow.watcher import Watcher
         from rltop.report.export import CSV_HEADER
 
         watcher = Watcher(args.paths, tail.inbox.put, poll=args.poll, tags=args.tags, runs=args.runs)

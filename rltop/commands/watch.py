@@ -95,7 +95,7 @@ class _Log:
     def event(self, _event: AlertEvent, payload: dict[str, Any]) -> None:
         """One event: a line on stderr, or a JSON line on stdout."""
         from rltop.alerts.payload import event_line
-        from rltop.view.safe_text import visible
+        from rltop.view.text.safe import visible
 
         with self._lock:
             if self.json:
@@ -107,14 +107,14 @@ class _Log:
 
     def note(self, message: str) -> None:
         """An informational line on stderr (escaped)."""
-        from rltop.view.safe_text import visible
+        from rltop.view.text.safe import visible
 
         with self._lock:
             note(visible(message))
 
     def warn(self, message: str) -> None:
         """A warning line on stderr (escaped)."""
-        from rltop.view.safe_text import visible
+        from rltop.view.text.safe import visible
 
         with self._lock:
             warn(visible(message))
@@ -205,8 +205,8 @@ def run(args: argparse.Namespace) -> int:
     from rltop.health.engine import HealthEngine
     from rltop.health.findings import Level
     from rltop.health.settings import load_rules
+    from rltop.ingest.follow.watcher import Watcher
     from rltop.ingest.storage import display as display_root
-    from rltop.ingest.watcher import Watcher
     from rltop.view.names import store_display_names
 
     log = _Log(args.format)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rltop.demo_data import DEFAULT_SPEED, DEMO_RUNS, bundled_event_file
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 from rltop.ingest.tfrecord.writer import EventWriter
 
 

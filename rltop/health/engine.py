@@ -16,7 +16,7 @@ from rltop.health.calibration import Calibration
 from rltop.health.evidence.signals import RunSignals
 from rltop.health.evidence.text import with_text_evidence
 from rltop.health.findings import Finding, Level
-from rltop.health.persistence import Tracker
+from rltop.health.persistence import EpisodeTracker
 from rltop.health.rules import BLOW_UPS, DETECTORS, NON_FINITE, STALL, TAG_RULES
 from rltop.health.rules.base import NO_BAND, Band, Context, Rule, SlotState
 from rltop.health.rules.detectors import detector_horizon, judge_run
@@ -68,7 +68,7 @@ class _Slot:
 
     rule: Rule
     params: RuleParams
-    tracker: Tracker
+    tracker: EpisodeTracker
     # The points this rule judged: None while they are exactly the tag's points (every one finite
     # and selected), so that most rules cost no copy of the series; a private copy from the first
     # point it leaves out (a NaN, an on-policy GRPO step).
@@ -258,7 +258,7 @@ class HealthEngine:
                 continue
             params = rule.calibrated(params, context)
             warn_p, crit_p = rule.persistences(params)
-            tracker = Tracker(
+            tracker = EpisodeTracker(
                 warn_p,
                 crit_p,
                 params.clear_points(warn_p),

@@ -1,7 +1,7 @@
 """Persistence (m of n points) and hysteresis for one rule on one tag, fed incrementally.
 
 A rule turns each point into four flags: beyond the warn threshold, back within the warn clear
-band, and the same for critical. The `Tracker` then decides the level point by point:
+band, and the same for critical. The `EpisodeTracker` then decides the level point by point:
 
 * a level is **entered** when m of the last n points are beyond its threshold (and, with
   ``single_point_warn``, warn is entered by one point beyond the *critical* threshold); critical is
@@ -74,7 +74,7 @@ class Episode:
 
 
 @dataclass
-class Tracker:
+class EpisodeTracker:
     """Level state of one (rule, tag): fed chunk by chunk with `feed`."""
 
     warn_persistence: tuple[int, int]
@@ -307,7 +307,7 @@ class Tracker:
         self.current = None
 
 
-_LEVELS = (Level.OK, Level.WARN, Level.CRITICAL)  # by the int8 codes of `Tracker.feed`
+_LEVELS = (Level.OK, Level.WARN, Level.CRITICAL)  # by the int8 codes of `EpisodeTracker.feed`
 
 
 def _first_maxima(severity: np.ndarray, begins: np.ndarray, ends: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rltop.health.findings import Finding, Level
-from rltop.health.persistence import Point, Tracker
+from rltop.health.persistence import EpisodeTracker, Point
 from rltop.health.rules.base import Context, Rule, SlotState
 from rltop.health.settings import RuleParams
 from rltop.health.wording import num
@@ -82,7 +82,7 @@ class SlotVerdict:
 
 def judge_slot(
     rule: Rule,
-    tracker: Tracker,
+    tracker: EpisodeTracker,
     params: RuleParams,
     state: SlotState,
     context: Context,

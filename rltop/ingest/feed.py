@@ -2,7 +2,7 @@
 
 The watcher thread never touches a consumer's store. It sends `ChangeBatch` values (plain data,
 no Textual types) through a callback; each consumer (the dashboard, ``rltop tail``, a test) keeps
-its own `Store` and calls `apply_batch` in its own thread. ``rltop.ingest.loader.load`` builds its
+its own `Store` and calls `apply_batch` in its own thread. ``rltop.ingest.follow.loader.load`` builds its
 store through the same `apply_batch`, so a one-shot load and a live feed fill a store identically.
 """
 
@@ -17,9 +17,9 @@ import numpy as np
 
 from rltop.ingest import storage
 from rltop.ingest.columns import TagColumns, split_by_tag
-from rltop.ingest.completions import CompletionsUpdate
+from rltop.ingest.follow.sessions import session_label
 from rltop.ingest.reading import Decoded
-from rltop.ingest.sessions import session_label
+from rltop.ingest.sources.completions import CompletionsUpdate
 from rltop.model.run import Run, Store
 from rltop.model.series import Points
 
@@ -158,7 +158,7 @@ class ChangeBatch:
     initial: bool = False  # part of the first read of what was already on disk
     caught_up: bool = False  # the last batch of that first read (may be empty): live from here on
     # (points, runs) that first reads still hold back for a later batch, when this one went out
-    # (None: not told; see `rltop.ingest.watcher`, ``on_progress``)
+    # (None: not told; see `rltop.ingest.follow.watcher`, ``on_progress``)
     held: tuple[int, int] | None = None
     # (run, tag, session) -> its entry in ``points``: later reads extend it
     _open: dict[tuple[str, str, str], PointsBatch] = field(default_factory=dict, repr=False, compare=False)

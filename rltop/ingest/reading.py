@@ -165,7 +165,7 @@ class SourceKind:
     # message as one problem line and lists the other files.
     members: Callable[[str], list[tuple[str, str]]] | None = None
     # For names that many tools use (``train.log``, ``*.jsonl``): whether the claimed file at this
-    # path is really one of this kind, from its content (`rltop.ingest.content_check.HeadCheck`:
+    # path is really one of this kind, from its content (`rltop.ingest.sources.content_check.HeadCheck`:
     # its first bytes, read once per file). Discovery asks it; a file it rejects is not a run,
     # silently. It raises nothing but `rltop.ingest.storage.Unreachable`. None: the name is enough.
     accepts: Callable[[str], bool] | None = None

@@ -5,7 +5,7 @@ timestamp in their names (restarts and several writers: the order they were star
 its own incremental reader (`rltop.ingest.tfrecord.reader.EventFileReader`).
 
 transformers writes every ``trainer.train()`` call into ``<output_dir>/runs/<datetime>_<host>/``:
-such session folders of one ``output_dir`` may be one run (`rltop.ingest.sessions`).
+such session folders of one ``output_dir`` may be one run (`rltop.ingest.follow.sessions`).
 """
 
 from __future__ import annotations

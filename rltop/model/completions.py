@@ -4,7 +4,7 @@ TRL (``log_completions=True``) writes one parquet file per logging step,
 ``<output_dir>/completions/completions_{step:05d}.parquet``. Only a small summary of each file
 stays in memory (`StepSummary`: its step, path, row count, per-reward means, length statistics
 and the repetition signals the health rules read); the rows themselves (`Completion`) are read
-from the file when a screen or a command asks for one step (`rltop.ingest.completions`).
+from the file when a screen or a command asks for one step (`rltop.ingest.sources.completions`).
 No pyarrow and no Textual here: the health and view layers read this module. `filled_by_repeat` and
 `correctness_column` are what the completion rules' summary fields are made with.
 """

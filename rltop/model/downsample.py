@@ -8,7 +8,7 @@ equal slices of the points in arrival order (as TensorBoard and Textual's Sparkl
 not of steps: GRPO logs some tags only every few steps, and step buckets would show false gaps.
 
 Non-finite values (NaN, ±Inf) never reach a column's value. A sparkline column that holds one is
-NaN, which `rltop.view.spark` draws as its non-finite mark: a NaN is seen where it happened at any
+NaN, which `rltop.view.chart.spark` draws as its non-finite mark: a NaN is seen where it happened at any
 width (in a 5-cell narrow line too, where it shares its column with finite points), so callers can
 hand any series to any renderer.
 """

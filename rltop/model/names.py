@@ -10,7 +10,7 @@ Names, tags and messages also come from files anyone can write. Shown raw, ``\\x
 retitle the user's terminal and ``\\u202e`` would reverse the rest of a line, on a terminal as in a
 chat message. `visible` is the one function that makes such text safe to show: every control,
 format, bidi and invisible character becomes its escape. The terminal front ends
-(`rltop.view.safe_text`) and every alert channel (`rltop.alerts.payload`) use it.
+(`rltop.view.text.safe`) and every alert channel (`rltop.alerts.payload`) use it.
 `display_message` puts display names into a finding's message (a stall names its run by path).
 """
 

@@ -43,7 +43,7 @@ class Session:
 class Run:
     """Everything rltop knows about one run: its scalar series, texts and freshness.
 
-    A run resumed from a checkpoint has several sessions (see `rltop.ingest.sessions`): when a
+    A run resumed from a checkpoint has several sessions (see `rltop.ingest.follow.sessions`): when a
     later session begins at step S, every point at step >= S of the earlier ones is dropped (the
     later session is the one that continued), so each point belongs to the latest session that
     began at or before its step.
@@ -68,7 +68,7 @@ class Run:
     last_point_wall_time: float | None = None
     last_change_time: float | None = None
     # What the policy wrote: TRL's completions/*.parquet of the run's output_dir, as an index only
-    # (the rows are read from the files when asked: `rltop.ingest.completions.read_step`).
+    # (the rows are read from the files when asked: `rltop.ingest.sources.completions.read_step`).
     completions: CompletionIndex = field(default_factory=CompletionIndex)
 
     def add_points(

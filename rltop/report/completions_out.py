@@ -18,12 +18,12 @@ from collections.abc import Iterator
 
 from rltop.model.completions import StepCompletions
 from rltop.model.run import Run
-from rltop.view.cells import cell_len
 from rltop.view.completions import CompletionRow, caption, reward_line
-from rltop.view.numbers import format_short
-from rltop.view.safe_text import markdown_code, markdown_text, visible
+from rltop.view.text.cells import cell_len
+from rltop.view.text.numbers import format_short
+from rltop.view.text.safe import markdown_code, markdown_text, visible
 
-FORMATS = ("text", "jsonl", "markdown")
+COMPLETION_FORMATS = ("text", "jsonl", "markdown")
 MAX_MARKDOWN_CHARS = 2000  # a completion longer than this is cut in Markdown (a comment must stay readable)
 
 

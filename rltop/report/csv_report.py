@@ -13,7 +13,7 @@ from rltop.model.values import format_value
 from rltop.report.export import csv_field
 from rltop.report.snapshot import Snapshot
 from rltop.view.metric_view import MetricView
-from rltop.view.safe_text import visible
+from rltop.view.text.safe import visible
 
 CSV_COLUMNS = (
     "run", "kind", "run_level", "tag", "group", "count", "first_step", "last_step", "last", "min", "max",

@@ -22,10 +22,10 @@ from rltop.model.run import Store
 from rltop.model.series import Points, Series
 from rltop.model.values import format_steps, format_values
 from rltop.report.csv_bytes import series_csv
-from rltop.view.safe_text import visible
+from rltop.view.text.safe import visible
 
 CSV_HEADER = "run,tag,step,wall_time,value,session"
-FORMATS = ("csv", "jsonl")
+EXPORT_FORMATS = ("csv", "jsonl")
 _NON_FINITE = {"nan", "inf", "-inf"}
 
 

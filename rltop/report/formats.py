@@ -4,7 +4,7 @@
 so ``rltop --help`` stays instant.
 """
 
-FORMATS = ("text", "markdown", "json", "csv", "svg", "html")
+SNAPSHOT_FORMATS = ("text", "markdown", "json", "csv", "svg", "html")
 FAIL_ON_CHOICES = ("warn", "critical", "never")
 MIN_WIDTH = 40
 """The narrowest layout: every line of the text view fits in 40 columns."""

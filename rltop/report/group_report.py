@@ -12,9 +12,9 @@ from typing import Any
 from rltop.model.values import json_number
 from rltop.report.snapshot import Snapshot
 from rltop.view.group_view import GroupMetric, GroupView
-from rltop.view.marks import STATE_MARKS
-from rltop.view.numbers import format_short
-from rltop.view.safe_text import markdown_code, markdown_text
+from rltop.view.text.marks import STATE_MARKS
+from rltop.view.text.numbers import format_short
+from rltop.view.text.safe import markdown_code, markdown_text
 
 
 def groups_json(snapshot: Snapshot) -> list[dict[str, Any]]:

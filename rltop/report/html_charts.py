@@ -3,7 +3,7 @@ per seed group its key metrics as a mean with a band, drawn like the dashboard d
 
 `html_report` puts them above the text view in one self-contained page (inline SVG and CSS, no
 script, no font, no link: it opens offline); `svg_report` lays them out below the text view in one
-SVG document. Both use `rltop.view.chart_data.build_figure` (the dashboard's chart model) and
+SVG document. Both use `rltop.view.chart.data.build_figure` (the dashboard's chart model) and
 `rltop.report.svg_chart`.
 """
 
@@ -17,13 +17,13 @@ from rltop.health.bands import BandTracker
 from rltop.health.findings import Level
 from rltop.report.snapshot import Snapshot
 from rltop.report.svg_chart import DARK, LIGHT, ChartBox, svg_chart
-from rltop.view.chart_data import Overlay, build_figure
-from rltop.view.chart_options import ChartOptions
-from rltop.view.chart_tags import chart_tags
-from rltop.view.marks import LEVEL_NAMES, STATE_SHORT
-from rltop.view.numbers import format_short
+from rltop.view.chart.data import Overlay, build_figure
+from rltop.view.chart.options import ChartOptions
+from rltop.view.chart.tags import chart_tags
 from rltop.view.run_view import RunView
-from rltop.view.safe_text import visible
+from rltop.view.text.marks import LEVEL_NAMES, STATE_SHORT
+from rltop.view.text.numbers import format_short
+from rltop.view.text.safe import visible
 
 LEVEL_KEYS = {Level.OK: "ok", Level.WARN: "warn", Level.CRITICAL: "crit"}
 CHARTS_PER_ROW = 3

@@ -18,9 +18,9 @@ from rltop.health.findings import Finding
 from rltop.model.values import json_number
 from rltop.report.group_report import groups_json
 from rltop.report.snapshot import FAIL_ON, Snapshot
-from rltop.view.humanize import iso_utc
 from rltop.view.metric_view import MetricView
 from rltop.view.run_view import RunView
+from rltop.view.text.humanize import iso_utc
 
 SCHEMA_NAME = "rltop-snapshot"
 SCHEMA_VERSION = 1

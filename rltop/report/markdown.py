@@ -1,7 +1,7 @@
 """The snapshot as GitHub-flavoured Markdown: a heading per run, findings and metrics as GFM tables.
 
 Meant to be pasted into issues, pull requests and chat. Names are code spans and prose is
-backslash-escaped (`rltop.view.safe_text`), so a tag called ``[x](y)|<b>`` renders literally and
+backslash-escaped (`rltop.view.text.safe`), so a tag called ``[x](y)|<b>`` renders literally and
 never breaks a table. Sparklines are `MARKDOWN_SPARK_WIDTH` glyphs wide.
 """
 
@@ -11,15 +11,15 @@ from rltop.health.findings import Finding, Level
 from rltop.model.names import display_message
 from rltop.report.group_report import groups_markdown
 from rltop.report.snapshot import Snapshot
+from rltop.view.chart.spark import sparkline_text
 from rltop.view.config import config_value
-from rltop.view.humanize import format_staleness, format_utc, plural
-from rltop.view.marks import STATE_MARKS, TREND_MARKS
 from rltop.view.metric_view import MetricView
-from rltop.view.numbers import format_short
 from rltop.view.run_view import RunView
-from rltop.view.safe_text import markdown_code, markdown_text
-from rltop.view.sentences import calm_sentence, empty_sentence, step_text
-from rltop.view.spark import sparkline_text
+from rltop.view.text.humanize import format_staleness, format_utc, plural
+from rltop.view.text.marks import STATE_MARKS, TREND_MARKS
+from rltop.view.text.numbers import format_short
+from rltop.view.text.safe import markdown_code, markdown_text
+from rltop.view.text.sentences import calm_sentence, empty_sentence, step_text
 
 MARKDOWN_SPARK_WIDTH = 24
 

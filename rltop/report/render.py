@@ -14,7 +14,7 @@ import io
 from rich.console import Console
 
 from rltop.report.csv_report import render_csv
-from rltop.report.formats import DEFAULT_WIDTH, FORMATS, MIN_WIDTH
+from rltop.report.formats import DEFAULT_WIDTH, MIN_WIDTH, SNAPSHOT_FORMATS
 from rltop.report.html_charts import html_page_template, svg_report
 from rltop.report.json_report import render_json
 from rltop.report.markdown import render_markdown
@@ -78,7 +78,7 @@ def render(
     fail_on: str = "critical",
     raw: bool = False,
 ) -> str:
-    """The snapshot in one of `FORMATS` (``color`` and ``width`` matter to text, SVG and HTML).
+    """The snapshot in one of `SNAPSHOT_FORMATS` (``color`` and ``width`` matter to text, SVG and HTML).
 
     ``raw``: CSV keeps names exactly (by default their control characters are escaped).
     """
@@ -92,4 +92,4 @@ def render(
         return render_json(snapshot, fail_on)
     if fmt == "csv":
         return render_csv(snapshot, raw)
-    raise ValueError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+    raise ValueError(f"unknown format {fmt!r} (choose from {', '.join(SNAPSHOT_FORMATS)})")

@@ -1,9 +1,9 @@
-"""A `rltop.view.chart_data.Figure` as an inline SVG chart: the report's twin of the terminal chart.
+"""A `rltop.view.chart.data.Figure` as an inline SVG chart: the report's twin of the terminal chart.
 
 Paths are built from the figure's downsampled lines (each column's extremes kept, so a spike stays
 visible); episodes of findings are shaded bands, a seed group's band is a filled area, thresholds
 are dashed, NaN/Inf and clipped points are glyphs at the edge, as on the dashboard. Every string
-that came from a log is made visible (`rltop.view.safe_text.visible`) and XML-escaped. The result
+that came from a log is made visible (`rltop.view.text.safe.visible`) and XML-escaped. The result
 is an ``<svg>`` element with no external reference, to inline in HTML or nest in an SVG document.
 """
 
@@ -15,9 +15,9 @@ from html import escape
 
 import numpy as np
 
-from rltop.view.chart_data import Figure
-from rltop.view.safe_text import visible
-from rltop.view.text_fit import fit_path
+from rltop.view.chart.data import Figure
+from rltop.view.text.fit import fit_path
+from rltop.view.text.safe import visible
 
 DARK = {
     "background": "#1b1f27", "panel": "#232a35", "text": "#d8dee9", "muted": "#8a96a6", "grid": "#323b48",

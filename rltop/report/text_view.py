@@ -21,15 +21,15 @@ from rltop.health.findings import Finding, Level
 from rltop.model.names import display_message
 from rltop.report.formats import MIN_WIDTH
 from rltop.report.snapshot import Snapshot
+from rltop.view.chart.spark import NON_FINITE_GLYPH, sparkline_text
 from rltop.view.config import config_value
-from rltop.view.humanize import format_staleness, format_utc, plural
-from rltop.view.marks import LEVEL_NAMES, NOTE_NAME, TREND_MARKS
 from rltop.view.metric_view import MetricView
-from rltop.view.numbers import format_short
 from rltop.view.run_view import RunView
-from rltop.view.safe_text import visible
-from rltop.view.sentences import calm_sentence, empty_sentence, step_text
-from rltop.view.spark import NON_FINITE_GLYPH, sparkline_text
+from rltop.view.text.humanize import format_staleness, format_utc, plural
+from rltop.view.text.marks import LEVEL_NAMES, NOTE_NAME, TREND_MARKS
+from rltop.view.text.numbers import format_short
+from rltop.view.text.safe import visible
+from rltop.view.text.sentences import calm_sentence, empty_sentence, step_text
 
 LEVEL_STYLES = {Level.OK: "green", Level.WARN: "yellow", Level.CRITICAL: "bold red"}
 _STATE_STYLES = {"critical": "bold red", "warn": "yellow", "ok": "green", "empty": "yellow"}

@@ -21,9 +21,9 @@ from rltop.alerts.dispatch import Alerts
 from rltop.alerts.events import ESCALATION, FINDING, STALL, AlertEvent, Gate
 from rltop.health.engine import RunHealth
 from rltop.health.findings import Level
-from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES
 from rltop.view.names import store_display_names
-from rltop.view.safe_text import visible
+from rltop.view.text.marks import LEVEL_ICONS, LEVEL_NAMES
+from rltop.view.text.safe import visible
 
 if TYPE_CHECKING:
     from textual.app import App

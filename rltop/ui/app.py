@@ -30,14 +30,14 @@ from rltop.ingest.storage import display as display_root
 from rltop.ui import themes
 from rltop.ui.follow_focus import redirect_key
 from rltop.ui.key_bindings import bindings
-from rltop.ui.keys import DASHBOARD_KEYS
+from rltop.ui.logic.keys import DASHBOARD_KEYS
 from rltop.ui.logic.repaint import RepaintSchedule, plan_repaint
 from rltop.ui.messages import LiveBatch, OpenCompletions, ReadProgress, WatcherFailed
 from rltop.ui.palette import palette_commands
 from rltop.ui.screens.dashboard import DashboardScreen
-from rltop.view.chart_options import ChartOptions
-from rltop.view.safe_text import visible
-from rltop.view.sentences import calm_sentence, empty_sentence
+from rltop.view.chart.options import ChartOptions
+from rltop.view.text.safe import visible
+from rltop.view.text.sentences import calm_sentence, empty_sentence
 
 if TYPE_CHECKING:
     from rltop.alerts.settings import AlertSettings
@@ -185,7 +185,7 @@ class RltopApp(App[int]):
         self._schedule_flush()
 
     def _start_watcher(self) -> None:
-        from rltop.ingest.watcher import Watcher
+        from rltop.ingest.follow.watcher import Watcher
 
         def on_batch(batch: ChangeBatch) -> None:  # watcher thread: only post a message
             self.post_message(LiveBatch(batch))
@@ -403,7 +403,7 @@ class RltopApp(App[int]):
 
     def grid_chart(self, run: str, tag: str) -> ChartData:
         """What the dashboard grid's chart of ``tag`` draws: the run alone, with its thresholds."""
-        from rltop.ui.chart_sources import metric_sources
+        from rltop.ui.logic.chart_sources import metric_sources
         from rltop.ui.widgets.detail_chart import ChartData
 
         options = ChartOptions(smoothing=self.chart_options.smoothing)

@@ -1,4 +1,4 @@
-"""Terminal charts: a `rltop.view.chart_data.Figure` drawn with plotext's braille lines.
+"""Terminal charts: a `rltop.view.chart.data.Figure` drawn with plotext's braille lines.
 
 The same code draws the dashboard's chart grid and the detail screen: the member or raw lines, the
 curves, the threshold lines, episodes as a bar along the bottom edge, and glyph marks (NaN ``×``
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rltop.view.chart_data import Figure
+from rltop.view.chart.data import Figure
 
 RGB = tuple[int, int, int]
 SPAN_GLYPH = "▁"

@@ -1,10 +1,10 @@
-"""Textual bindings from the key table (`rltop.ui.keys`): the footer shows what the help lists."""
+"""Textual bindings from the key table (`rltop.ui.logic.keys`): the footer shows what the help lists."""
 
 from __future__ import annotations
 
 from textual.binding import Binding
 
-from rltop.ui.keys import Key
+from rltop.ui.logic.keys import Key
 
 
 def bindings(table: tuple[Key, ...], scope: str = "screen") -> list[Binding]:

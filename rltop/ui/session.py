@@ -19,16 +19,16 @@ from rltop.health.findings import Level
 from rltop.ingest.feed import RELOADED, ChangeBatch, apply_batch
 from rltop.model.run import CONFIG_TAG, Run, Store
 from rltop.model.summary import SeriesSummary
-from rltop.ui.header_info import HeaderInfo
+from rltop.ui.logic.header_info import HeaderInfo
 from rltop.ui.logic.rates import RunRates
 from rltop.view.fleet import OverviewRow, overview_row, overview_values, state_counts, worst_run
 from rltop.view.group_view import GroupRow, GroupView, build_group_views, group_row
-from rltop.view.humanize import format_rate
 from rltop.view.metric_view import MetricView
 from rltop.view.names import store_display_names
 from rltop.view.run_view import RunView, build_run_view
 from rltop.view.seed_groups import SeedGroup, find_seed_groups
-from rltop.view.sentences import critical_sentence, freshness, step_text
+from rltop.view.text.humanize import format_rate
+from rltop.view.text.sentences import critical_sentence, freshness, step_text
 
 FOLLOW_MODES = ("worst", "newest")
 """``--follow`` choices besides a run name: the worst run (default), or the newest one."""

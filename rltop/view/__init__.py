@@ -7,10 +7,10 @@ they cannot disagree about a name, a level, a number or a sentence:
   one `MetricView` per tag (display name, level, statistics), built from a run and its health;
 - `fleet`: every run at a glance (state counts, the worst run);
 - `names`: display names of runs and metrics (shared parts dropped, never cut inside a word);
-- `config`: the training arguments worth showing; `sentences`: the wording both front ends use;
-- `marks`, `spark`, `numbers`, `humanize`, `text_fit`, `headline`, `cells`, `safe_text`: level labels
-  and marks, sparkline glyphs, short numbers, durations, text that fits a width (an alert's number
-  never cut), and text that is safe to print.
+- `config`: the training arguments worth showing; `completions`: one step's completions;
+  `seed_groups`, `group_view`: runs that differ only in their seed, and their spread;
+- `chart/`: what a chart draws, its scale, options, cursor, seed bands, and the sparklines;
+- `text/`: cells and fitting, safe text, short numbers, times, the shared wording, headlines, marks.
 
 Layers: view sits on health and model; nothing here imports `rltop.report`, `rltop.ui` or a screen
 library (``tests/test_import_hygiene.py``).

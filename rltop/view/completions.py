@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from rltop.model.completion_checks import clipped_ratio, length_cap
 from rltop.model.completions import Completion, StepCompletions, StepSummary, cap_agrees
 from rltop.model.run import Run
-from rltop.view.numbers import format_short as format_value
-from rltop.view.safe_text import visible
+from rltop.view.text.numbers import format_short as format_value
+from rltop.view.text.safe import visible
 
 SORTS = ("row", "reward", "advantage")  # the file's order, reward (sum of the reward columns), advantage
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rltop.view.safe_text import visible
+from rltop.view.text.safe import visible
 
 # What the health rules calibrate on and what people change first when a run goes wrong (TRL
 # GRPOConfig / PPOConfig, transformers). The JSON keeps every one of them.

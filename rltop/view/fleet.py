@@ -8,14 +8,14 @@ from functools import lru_cache
 
 from rltop.health.findings import Level
 from rltop.model.catalog import GROUPS
-from rltop.view.humanize import age_text
-from rltop.view.marks import EMPTY_ICON, LEVEL_ICONS, LEVEL_NAMES, RUN_STATES
 from rltop.view.metric_view import MetricView
 from rltop.view.names import metric_labels
-from rltop.view.numbers import format_short
 from rltop.view.run_view import RunView
-from rltop.view.safe_text import visible
-from rltop.view.sentences import freshness
+from rltop.view.text.humanize import age_text
+from rltop.view.text.marks import EMPTY_ICON, LEVEL_ICONS, LEVEL_NAMES, RUN_STATES
+from rltop.view.text.numbers import format_short
+from rltop.view.text.safe import visible
+from rltop.view.text.sentences import freshness
 
 KEY_GROUP = GROUPS[0]
 """The catalogue group of the values the TRL docs say to watch first ("Key values")."""

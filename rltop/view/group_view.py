@@ -17,12 +17,12 @@ import numpy as np
 
 from rltop.health.findings import Level
 from rltop.view.fleet import KEY_GROUP
-from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES
 from rltop.view.names import metric_labels
-from rltop.view.numbers import format_short
 from rltop.view.run_view import RunView
-from rltop.view.safe_text import visible
 from rltop.view.seed_groups import SeedGroup
+from rltop.view.text.marks import LEVEL_ICONS, LEVEL_NAMES
+from rltop.view.text.numbers import format_short
+from rltop.view.text.safe import visible
 
 SPREAD_LABEL_WIDTH = 16
 """Cells for a metric's name on a group's overview line."""

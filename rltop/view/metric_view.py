@@ -20,7 +20,7 @@ from rltop.model.run import Run
 from rltop.model.series import Series
 from rltop.model.stats import SeriesStats, series_stats
 from rltop.model.summary import SeriesSummary
-from rltop.view.safe_text import visible
+from rltop.view.text.safe import visible
 
 if TYPE_CHECKING:  # only a type: any object with RunHealth's fields works (tests build their own)
     from rltop.health.engine import RunHealth
@@ -46,7 +46,7 @@ class MetricView:
     """(point count, purged count) of the series when the view was built: a cheap change check."""
     band: tuple[float | None, ...] = (None, None, None, None)
     """(warn_low, warn_high, crit_low, crit_high) of the rules on this tag (`RunHealth.band`): the
-    sparkline's scale never makes noise far under them look like a swing (`rltop.view.spark`)."""
+    sparkline's scale never makes noise far under them look like a swing (`rltop.view.chart.spark`)."""
     summary: SeriesSummary | None = field(default=None, repr=False, compare=False)
     """The live series' running summary (the dashboard keeps one per series): statistics and
     sparkline columns at a cost that does not grow with the history. None: read the series."""

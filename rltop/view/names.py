@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 
 from rltop.model.catalog import SPLITS, describe
 from rltop.model.names import display_name as path_text
-from rltop.view.cells import cell_len
-from rltop.view.text_fit import elisions, pick_distinct
+from rltop.view.text.cells import cell_len
+from rltop.view.text.fit import elisions, pick_distinct
 
 if TYPE_CHECKING:  # the dashboard's first frame imports this module: numpy must not come with it
     from rltop.model.run import Store

@@ -23,7 +23,7 @@ from rltop.view.alerts import AlertView, build_alerts
 from rltop.view.config import config_summary, headline_config
 from rltop.view.metric_view import MetricView, build_metric_view, is_stale
 from rltop.view.names import metric_names
-from rltop.view.safe_text import visible
+from rltop.view.text.safe import visible
 
 if TYPE_CHECKING:  # only a type: any object with RunHealth's fields works (tests build their own)
     from rltop.health.engine import RunHealth

@@ -41,7 +41,7 @@ class Unreachable(OSError):
     """The storage behind a path did not answer (network, server down, credentials refused).
 
     Unlike a missing or unreadable file, this is about every path of that storage at once: the
-    watcher says it once and retries with back-off (`rltop.ingest.watcher`).
+    watcher says it once and retries with back-off (`rltop.ingest.follow.watcher`).
     """
 
 

@@ -36,7 +36,7 @@ TIMEOUT = 10.0
 """Seconds to connect, and to wait for an answer, per request. s3fs's own defaults (5 s, 15 s, each
 request tried 5 times by s3fs and 5 times by botocore) made an endpoint that accepts connections and
 never answers fail after about 7 minutes, silently meanwhile; the watcher retries with back-off
-itself (`rltop.ingest.reachability`), so a request is tried twice at most."""
+itself (`rltop.ingest.follow.reachability`), so a request is tried twice at most."""
 ATTEMPTS = 2
 # (max_pool_connections: a one-shot load keeps up to 16 requests in flight, botocore's pool holds 10)
 # scheme -> file system settings rltop sets unless the user's fsspec configuration sets them

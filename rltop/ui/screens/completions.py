@@ -7,7 +7,7 @@ screen (the chart cursor's step). Keys: ← → the previous/next logged step (H
 ↑ ↓ PgUp PgDn scroll, Esc back.
 
 Only the run's index lives in memory; the rows of the step shown are read from its parquet file
-in a thread worker (`rltop.ingest.completions.read_step`) and handed back as a message. Text from
+in a thread worker (`rltop.ingest.sources.completions.read_step`) and handed back as a message. Text from
 the policy is drawn as Rich `Text` built from escaped lines (`rltop.view.completions`), never as
 markup, and folded to the width (a 5000-character completion wraps, it does not run off).
 """
@@ -25,8 +25,8 @@ from textual.widgets import Footer, Input, Static
 
 from rltop.model.completions import StepCompletions, StepSummary
 from rltop.view.completions import SORTS, CompletionRow, arrange, build_rows, caption, reward_line
-from rltop.view.numbers import format_short
-from rltop.view.safe_text import visible
+from rltop.view.text.numbers import format_short
+from rltop.view.text.safe import visible
 
 NO_COMPLETIONS = "no completions logged for this run: TRL writes them with log_completions=True"
 MAX_SHOWN = 200  # rows drawn at once: a 1024-row step of 8 KB completions would be megabytes of text
@@ -118,7 +118,7 @@ class CompletionsScreen(Screen):
         self._show_header()
 
     def _read(self, summary: StepSummary) -> None:
-        from rltop.ingest.completions import read_step
+        from rltop.ingest.sources.completions import read_step
         from rltop.model.completion_checks import trusted_cap
 
         cap = trusted_cap(self._run(), summary)

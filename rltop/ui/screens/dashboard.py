@@ -3,7 +3,7 @@
 The app decides what to show (which run, its `RunView`, the header's text) and calls `show_run`,
 `show_overview`, `show_header` and `show_waiting`; this screen only lays things out and turns keys
 into requests. Under `NARROW_WIDTH` columns it switches to the one-line-per-metric layout; on large
-terminals (`rltop.ui.grid_layout`) a grid of real charts of the key values sits above the cards
+terminals (`rltop.ui.logic.grid_layout`) a grid of real charts of the key values sits above the cards
 (``c`` turns it off and on).
 
 Focus is never given to the filter box by itself (it opens only on ``/``), so keys typed before
@@ -24,12 +24,12 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
-from rltop.ui.grid_layout import alert_lines, grid_shape, no_grid_reason
-from rltop.ui.header_info import HeaderInfo
 from rltop.ui.key_bindings import bindings
-from rltop.ui.keys import DASHBOARD_KEYS
+from rltop.ui.logic.grid_layout import alert_lines, grid_shape, no_grid_reason
+from rltop.ui.logic.header_info import HeaderInfo
+from rltop.ui.logic.keys import DASHBOARD_KEYS
+from rltop.ui.logic.tag_filter import matches
 from rltop.ui.messages import OpenCompletions, OpenDetail
-from rltop.ui.tag_filter import matches
 from rltop.ui.widgets.alert_item import AlertItem
 from rltop.ui.widgets.alert_strip import AlertStrip
 from rltop.ui.widgets.chart_grid import ChartGrid, GridPiece
@@ -38,8 +38,8 @@ from rltop.ui.widgets.header_bar import HeaderBar
 from rltop.ui.widgets.metric_board import MetricBoard
 from rltop.ui.widgets.runs_overview import RunsOverview
 from rltop.ui.widgets.waiting_panel import WaitingPanel
-from rltop.view.numbers import format_short
-from rltop.view.safe_text import visible
+from rltop.view.text.numbers import format_short
+from rltop.view.text.safe import visible
 
 if TYPE_CHECKING:  # run views hold numpy series; this screen paints before numpy is imported
     from rltop.view.fleet import OverviewRow
@@ -244,7 +244,7 @@ class DashboardScreen(Screen):
         view = self._shown_view
         grid = self.grid
         width, height = self.app.size
-        from rltop.view.chart_tags import chart_tags  # the view holds numpy series: loaded by now
+        from rltop.view.chart.tags import chart_tags  # the view holds numpy series: loaded by now
 
         tags = chart_tags(view, lambda tag: matches(self.filter_pattern, tag)) if view is not None else []
         shown = view is not None and not self.grid_hidden
@@ -284,7 +284,7 @@ class DashboardScreen(Screen):
         view = self._shown_view
         reason = "no run to chart yet"
         if view is not None:
-            from rltop.view.chart_tags import chart_tags  # the view holds numpy series: loaded by now
+            from rltop.view.chart.tags import chart_tags  # the view holds numpy series: loaded by now
 
             tags = chart_tags(view, lambda tag: matches(self.filter_pattern, tag))
             reason = no_grid_reason(width, height, len(tags), self._room(view)) or reason

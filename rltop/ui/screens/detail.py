@@ -22,20 +22,20 @@ from textual.widgets import Footer, Static
 
 from rltop.health.findings import Level
 from rltop.model.catalog import MetricInfo, describe
-from rltop.ui.chart_sources import ChartSources, metric_sources
 from rltop.ui.key_bindings import bindings
-from rltop.ui.keys import DETAIL_KEYS
-from rltop.ui.levels import LEVEL_KEYS
+from rltop.ui.logic.chart_sources import ChartSources, metric_sources
+from rltop.ui.logic.keys import DETAIL_KEYS
+from rltop.ui.logic.levels import LEVEL_KEYS
 from rltop.ui.screens.detail_info import detail_info
 from rltop.ui.widgets.chart_readout import ChartReadout
 from rltop.ui.widgets.detail_chart import ChartData, DetailChart
-from rltop.view.chart_data import chart_extent, figure_range
-from rltop.view.chart_options import BAND_KINDS, SMOOTHING_STEPS, X_MODES, ZOOMS, ChartOptions
-from rltop.view.chart_readout import build_readout, nearest_point, step_point
-from rltop.view.chart_scale import x_values
-from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES
+from rltop.view.chart.data import chart_extent, figure_range
+from rltop.view.chart.options import BAND_KINDS, SMOOTHING_STEPS, X_MODES, ZOOMS, ChartOptions
+from rltop.view.chart.readout import build_readout, nearest_point, step_point
+from rltop.view.chart.scale import x_values
 from rltop.view.names import metric_names
-from rltop.view.safe_text import visible
+from rltop.view.text.marks import LEVEL_ICONS, LEVEL_NAMES
+from rltop.view.text.safe import visible
 
 MIN_WINDOW_POINTS = 4
 """``[`` stops zooming in when the range would hold fewer of the shown run's points."""

@@ -12,20 +12,20 @@ from rltop.health.findings import Level
 from rltop.model.catalog import MetricInfo
 from rltop.model.series import Series
 from rltop.model.stats import series_stats
-from rltop.ui.levels import LEVEL_KEYS
-from rltop.view.chart_data import Figure
-from rltop.view.chart_options import BAND_LABELS, X_LABELS, ChartOptions
-from rltop.view.chart_scale import x_text
+from rltop.ui.logic.levels import LEVEL_KEYS
+from rltop.view.chart.data import Figure
+from rltop.view.chart.options import BAND_LABELS, X_LABELS, ChartOptions
+from rltop.view.chart.scale import x_text
 from rltop.view.config import config_summary, config_value, headline_config
-from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES, TREND_MARKS
-from rltop.view.numbers import format_short
-from rltop.view.rule_text import thresholds_sentence
-from rltop.view.safe_text import visible
+from rltop.view.text.marks import LEVEL_ICONS, LEVEL_NAMES, TREND_MARKS
+from rltop.view.text.numbers import format_short
+from rltop.view.text.rules import thresholds_sentence
+from rltop.view.text.safe import visible
 
 if TYPE_CHECKING:
     from rltop.health.engine import RunHealth
     from rltop.health.settings import Rules
-    from rltop.ui.chart_sources import ChartSources
+    from rltop.ui.logic.chart_sources import ChartSources
 
 Band = tuple[float | None, float | None, float | None, float | None]
 StyleOf = Callable[[str], Style]

@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from rltop.ui.keys import DASHBOARD_KEYS, DETAIL_KEYS, help_rows
+from rltop.ui.logic.keys import DASHBOARD_KEYS, DETAIL_KEYS, help_rows
 
 LEVELS = (
     ("✖ CRIT", "a rule's critical threshold was crossed: act now"),

@@ -17,7 +17,7 @@ from textual.widgets import SelectionList, Static
 from textual.widgets._toggle_button import ToggleButton
 from textual.widgets.option_list import OptionDoesNotExist
 
-from rltop.view.safe_text import visible
+from rltop.view.text.safe import visible
 
 GROUP_NOTE = "  (seed group)"
 """After the name of a run of the shown run's seed group (drawn as the group's mean and band)."""

@@ -1,7 +1,7 @@
 """One line of the alert strip: a metric's findings, one line at rest, everything when expanded.
 
 A closed line is cut to its width without ever cutting the headline's number
-(`rltop.view.headline.fit_alert`), and an episode that is over says ``(over)`` at every width.
+(`rltop.view.text.headline.fit_alert`), and an episode that is over says ``(over)`` at every width.
 
 The strip expands the most severe live alert by itself; the focused one expands instead once the
 user moved there. A past episode (over and acknowledged, or a warning that cleared) is muted.
@@ -17,12 +17,12 @@ from textual.widget import Widget
 
 from rltop.health.findings import Finding
 from rltop.ui.follow_focus import KeyOrigin
-from rltop.ui.levels import LEVEL_CLASSES
+from rltop.ui.logic.levels import LEVEL_CLASSES
 from rltop.ui.messages import OpenCompletions, OpenDetail
 from rltop.view.alerts import AlertView
-from rltop.view.headline import fit_alert
-from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES, NOTE_ICON, NOTE_NAME
-from rltop.view.safe_text import visible
+from rltop.view.text.headline import fit_alert
+from rltop.view.text.marks import LEVEL_ICONS, LEVEL_NAMES, NOTE_ICON, NOTE_NAME
+from rltop.view.text.safe import visible
 
 PAST_CLASS = "-past"
 

@@ -1,6 +1,6 @@
 """The chart grid above the cards on large terminals: the shown run's key values as real charts.
 
-The dashboard decides whether there is a grid and what it holds (`rltop.ui.grid_layout`); this
+The dashboard decides whether there is a grid and what it holds (`rltop.ui.logic.grid_layout`); this
 widget lays out one `GridChart` per metric in equal columns and rows, rebuilding its charts only
 when the metrics change and redrawing a chart only when its data does. While a run is training,
 new points redraw the charts at most every `REDRAW_EVERY` seconds (a plotext chart of a long

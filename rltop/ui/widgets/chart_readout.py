@@ -4,7 +4,7 @@
 
     ▏step 96 · 2026-12-01 11:21:13, 24 s in   ● grpo_seed_1 0.2396   ● grpo_seed_2 0.4688   mean 0.33 ± 0.12
 
-Values are the exact stored ones (`rltop.view.chart_readout`); a run without a point at that very
+Values are the exact stored ones (`rltop.view.chart.readout`); a run without a point at that very
 step shows its last point before it and that point's step. In a seed group the mean ± std (n − 1)
 of the members' stored values at that step follows.
 """
@@ -19,10 +19,10 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
-from rltop.view.chart_readout import Readout
-from rltop.view.numbers import format_short
-from rltop.view.safe_text import visible
-from rltop.view.text_fit import fit_path
+from rltop.view.chart.readout import Readout
+from rltop.view.text.fit import fit_path
+from rltop.view.text.numbers import format_short
+from rltop.view.text.safe import visible
 
 NAME_WIDTH = 24
 """Longest run name in the readout (longer ones are shortened, leading parts first)."""

@@ -1,7 +1,7 @@
 """A plotext chart of one metric: the detail screen's, and (subclassed) each chart of the dashboard grid.
 
 The widget draws a `ChartData` (the runs to overlay, the band along the series, the options) as a
-`rltop.view.chart_data.Figure` for its size; colours come from the theme (component classes). The
+`rltop.view.chart.data.Figure` for its size; colours come from the theme (component classes). The
 picture is cached per data version, size and theme: nothing is rebuilt while nothing changes. A
 cursor (the detail screen's) is a highlighted column over the cached picture, so moving it costs
 no redraw. A click or the mouse moving over the plot is turned into an x value (`Pointed`), as
@@ -21,8 +21,8 @@ from textual.widget import Widget
 from rltop.health.bands import BandTrack
 from rltop.model.series import Series
 from rltop.ui.chart import RGB, Canvas, band_cells, render_figure
-from rltop.view.chart_data import Figure, Overlay, build_figure
-from rltop.view.chart_options import ChartOptions
+from rltop.view.chart.data import Figure, Overlay, build_figure
+from rltop.view.chart.options import ChartOptions
 
 OTHER_RUN_CLASSES = tuple(f"detail-chart--other-{i}" for i in range(1, 8))
 """Colours of the other runs overlaid: with this run's own, 8 runs are told apart."""

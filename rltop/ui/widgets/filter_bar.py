@@ -15,7 +15,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from rltop.ui.follow_focus import KeyOrigin, redirect_key
-from rltop.ui.tag_filter import compile_tag_filter
+from rltop.ui.logic.tag_filter import compile_tag_filter
 
 Pattern = re.Pattern[str] | None
 Done = Callable[[str, Pattern], Widget | None]

@@ -9,10 +9,10 @@ from __future__ import annotations
 from rich.text import Text
 from textual import events
 
-from rltop.ui.levels import LEVEL_CLASSES
+from rltop.ui.logic.levels import LEVEL_CLASSES
 from rltop.ui.messages import OpenDetail
 from rltop.ui.widgets.detail_chart import DetailChart
-from rltop.view.marks import LEVEL_NAMES
+from rltop.view.text.marks import LEVEL_NAMES
 
 
 class GridChart(DetailChart):

@@ -5,13 +5,13 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from rltop.ui.header_info import HeaderInfo
-from rltop.ui.levels import LEVEL_KEYS
-from rltop.view.cells import cell_len
-from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES, state_level
-from rltop.view.safe_text import visible
-from rltop.view.sentences import compact_fleet_parts, fleet_parts
-from rltop.view.text_fit import fit_path
+from rltop.ui.logic.header_info import HeaderInfo
+from rltop.ui.logic.levels import LEVEL_KEYS
+from rltop.view.text.cells import cell_len
+from rltop.view.text.fit import fit_path
+from rltop.view.text.marks import LEVEL_ICONS, LEVEL_NAMES, state_level
+from rltop.view.text.safe import visible
+from rltop.view.text.sentences import compact_fleet_parts, fleet_parts
 
 
 class HeaderBar(Widget):

@@ -21,11 +21,11 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
-from rltop.ui.narrow import NARROW_FIXED
-from rltop.ui.tag_filter import matches
+from rltop.ui.logic.narrow import NARROW_FIXED
+from rltop.ui.logic.tag_filter import matches
 from rltop.ui.widgets.metric_group import MetricGroup
-from rltop.view.cells import cell_len
 from rltop.view.names import metric_labels
+from rltop.view.text.cells import cell_len
 
 if TYPE_CHECKING:  # cards draw with numpy; the board is built before numpy is imported
     from rltop.ui.widgets.metric_card import MetricCard

@@ -33,16 +33,16 @@ from textual.widget import Widget
 
 from rltop.health.findings import Level
 from rltop.ui.follow_focus import KeyOrigin
-from rltop.ui.levels import LEVEL_CLASSES, LEVEL_KEYS
+from rltop.ui.logic.levels import LEVEL_CLASSES, LEVEL_KEYS
+from rltop.ui.logic.narrow import NARROW_FIXED, VALUE_WIDTH
 from rltop.ui.messages import OpenDetail
-from rltop.ui.narrow import NARROW_FIXED, VALUE_WIDTH
-from rltop.view.cells import cell_len, pad_cells
-from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES, TREND_MARKS, had_badge
+from rltop.view.chart.spark import spark_rows
 from rltop.view.metric_view import MetricView
-from rltop.view.numbers import format_short
-from rltop.view.safe_text import visible
-from rltop.view.spark import spark_rows
-from rltop.view.text_fit import elide_name
+from rltop.view.text.cells import cell_len, pad_cells
+from rltop.view.text.fit import elide_name
+from rltop.view.text.marks import LEVEL_ICONS, LEVEL_NAMES, TREND_MARKS, had_badge
+from rltop.view.text.numbers import format_short
+from rltop.view.text.safe import visible
 
 
 class MetricCard(KeyOrigin, Widget, can_focus=True):

@@ -33,9 +33,9 @@ from textual.message import Message
 from textual.widget import Widget
 
 from rltop.health.findings import Level
-from rltop.ui.levels import LEVEL_KEYS
-from rltop.view.cells import cell_len, pad_cells
-from rltop.view.text_fit import fit_paths
+from rltop.ui.logic.levels import LEVEL_KEYS
+from rltop.view.text.cells import cell_len, pad_cells
+from rltop.view.text.fit import fit_paths
 
 if TYPE_CHECKING:  # the rows are built by the session, after numpy is loaded
     from rltop.view.fleet import OverviewRow

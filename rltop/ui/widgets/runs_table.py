@@ -5,11 +5,11 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
-from rltop.ui.levels import LEVEL_KEYS
-from rltop.view.humanize import age_text
-from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES
+from rltop.ui.logic.levels import LEVEL_KEYS
 from rltop.view.run_view import RunView
-from rltop.view.text_fit import fit_path
+from rltop.view.text.fit import fit_path
+from rltop.view.text.humanize import age_text
+from rltop.view.text.marks import LEVEL_ICONS, LEVEL_NAMES
 
 
 class RunsTable(DataTable):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from rltop.view.safe_text import visible
+from rltop.view.text.safe import visible
 
 
 class WaitingPanel(Static):
