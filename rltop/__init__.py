@@ -1,4 +1,23 @@
-"""rltop: top for reinforcement-learning training of language models."""
+"""rltop: top for reinforcement-learning training of language models.
+
+* `__main__` -- ``python -m rltop``.
+* ``alerts/`` -- rltop.alerts: what the health verdicts say, told outside the screen (no Textual, no
+  Rich).
+* `cli` -- the ``rltop`` command: parse arguments, dispatch to `rltop.commands`, turn errors into exit
+  codes.
+* ``commands/`` -- one module per subcommand, each with ``add_parser(subparsers)`` and ``run(args) ->
+  int``.
+* ``demo_data/`` -- the bundled demo: two real TRL runs and the machinery that replays them as if
+  training were live.
+* ``health/`` -- rltop.health: the rules behind the colours (no Textual, no Rich).
+* ``ingest/`` -- reading training logs: the source kinds, following them live, and loading them once.
+* ``model/`` -- runs and their series (columnar numpy), value formatting. No Textual, no Rich.
+* ``report/`` -- rltop.report: Rich renderables and exporters of the snapshot (text, Markdown, JSON,
+  CSV, SVG, HTML).
+* ``ui/`` -- the live dashboard: a Textual app over the series store, the health engine and the live
+  watcher.
+* ``view/`` -- what every front end shows, computed once: no Textual, no Rich, no terminal.
+"""
 
 import os as _os
 

@@ -13,4 +13,9 @@
 * `dispatch` -- `Alerts`: tracker + gates + every recipient, the object `rltop watch` and the
   dashboard feed with verdicts.
 * `monitor` -- `Monitor`: the store and health engine a headless consumer keeps (``rltop watch``).
+
+* `problems` -- failures of alert recipients, said once: a hook that always fails must not flood the
+  log.
+* `settings` -- what the command line asks alerts to do, and webhook URLs: light (no numpy), checked
+  before start.
 """

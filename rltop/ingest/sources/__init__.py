@@ -49,6 +49,14 @@ How to add a kind:
 
 Tests: a reader test on a real file of that kind, and one through ``rltop snapshot`` (it then also
 works live, under ``rltop tail``/``watch`` and on ``s3://`` with no further change).
+
+* `completions` -- the completions source: TRL's ``<output_dir>/completions/completions_NNNNN.parquet``
+  files.
+* ``trackio/`` -- the ``trackio`` source kind: trackio's local SQLite databases, one ``<project>.db`` a
+  project.
+* `trainer_state` -- the ``trainer_state`` source kind: transformers'
+  ``checkpoint-N/trainer_state.json``.
+* ``verl/`` -- veRL's own logs: the console output kept in a file, and the file logger's JSON Lines.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ from the path. A new backend is one module with a ``backend(path) -> Backend`` f
 
 Paths keep the form the user gave them (``s3://bucket/exp/run``): the helpers below split and join
 them without ``os.path.normpath``/``abspath``, which would break ``s3://`` into ``s3:/``.
+
+* `sqlite_readonly` -- reading an SQLite database that a training process writes, without writing
+  anything beside it.
 """
 
 from __future__ import annotations

@@ -16,6 +16,13 @@ pattern does) and says something no single threshold can:
 
 Modules: `trends` (slopes, flatness, the findings' shape), `reward` (the four reward detectors),
 `forecast`; each detector is a `Detector` class, listed by `rltop.health.rules`.
+
+* `completions` -- completion rules: judged from what the policy wrote (TRL's completions files), not
+  from a scalar.
+* `drift` -- slow drifts no per-point threshold sees, on every framework's names: the completions
+  shrinking toward nothing, the task score falling while the shaped reward rises, the gradient norm
+  climbing.
+* `options` -- what the run's own options change about what healthy looks like, said once as a note.
 """
 
 from __future__ import annotations
