@@ -1,4 +1,4 @@
-"""The README's "Stopping a run that blew up", end to end, with the README's own hook scripts.
+"""The guide's "Stopping a run that blew up" (docs/guide/alerts.md), end to end, with its own hook scripts.
 
 A tiny real training loop (gradient descent with a learning rate that jumps too high, logged with
 rltop's event writer, the torch SummaryWriter format with the pid in the file name) diverges until
@@ -65,11 +65,11 @@ result.write_text(json.dumps(outcome))
 
 def readme_script(name: str) -> str:
     """The shell script of the README whose second line is ``# <name>: ...``."""
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "guide" / "alerts.md").read_text()
     for block in re.findall(r"```sh\n(.*?)```", text, flags=re.S):
         if block.startswith(f"#!/bin/sh\n# {name}:"):
             return block
-    raise AssertionError(f"no {name} in README.md")
+    raise AssertionError(f"no {name} in docs/guide/alerts.md")
 
 
 @pytest.mark.parametrize("script, stopped_by", [("stop_run.sh", "stop file"), ("interrupt_run.sh", "SIGINT")])

@@ -33,7 +33,7 @@ def _timeout(text: str) -> float:
 
 def add_alert_options(parser: argparse.ArgumentParser, dashboard: bool = False) -> None:
     """``--alert-on``, ``--on-alert``, ``--hook-timeout``, ``--webhook``, ``--notify`` (+ bell/title)."""
-    group = parser.add_argument_group("alerts (hooks, webhooks, desktop; see the README)")
+    group = parser.add_argument_group("alerts (hooks, webhooks, desktop; see docs/guide/alerts.md)")
     group.add_argument(
         "--alert-on", choices=ALERT_LEVELS, default="critical",
         help="the level that alerts: a run reaching it runs the hook, posts the webhooks"

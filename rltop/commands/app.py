@@ -26,7 +26,7 @@ file. When stdout is not a terminal (a pipe, a file, cron) it prints a snapshot 
 
 THEMES = """\
 themes: rltop-dark (default), rltop-light, rltop-ansi (automatic on 16-colour terminals), Textual's
-        built-in themes, and your own TOML files in ~/.config/rltop/themes/ (see the README)
+        built-in themes, and your own TOML files in ~/.config/rltop/themes/ (see docs/guide/dashboard.md)
 """
 
 

@@ -1,4 +1,4 @@
-"""The effective thresholds as a table (README, ``--rules`` checks, reports): one row per rule."""
+"""The effective thresholds as a table (the guide docs/guide/rules.md, ``--rules`` checks, reports): one row per rule."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def rule_rows(rules: Rules | None = None) -> list[RuleRow]:
 
 
 def markdown_table(rules: Rules | None = None) -> str:
-    """The rule table in Markdown (what the README shows for the defaults)."""
+    """The rule table in Markdown (what docs/guide/rules.md shows for the defaults)."""
     lines = [
         "| rule | metric | warn | critical | persistence | rule of thumb |",
         "|---|---|---|---|---|---|",
@@ -91,7 +91,7 @@ def markdown_table(rules: Rules | None = None) -> str:
 
 def concept_table() -> str:
     """Each concept a rule or detector judges, with the rules and every framework's spellings (a
-    tag may carry a ``train/``, ``eval/`` or ``test/`` prefix): the README's names table."""
+    tag may carry a ``train/``, ``eval/`` or ``test/`` prefix): the guide's names table."""
     judged: dict[str, list[str]] = {}
     for rule in EVERY:
         for concept in sorted(rule.concepts):

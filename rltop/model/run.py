@@ -64,7 +64,7 @@ class Run:
     # Settings the source itself holds (trainer_state.json: max_steps, logging_steps…).
     source_config: dict[str, Any] | None = None
     # Wall time (from the events) of the newest point, and local time of the last file change:
-    # together they tell "no new point for 7 min" from "the writer buffers" (see README).
+    # together they tell "no new point for 7 min" from "the writer buffers" (see docs/guide/sources.md).
     last_point_wall_time: float | None = None
     last_change_time: float | None = None
     # What the policy wrote: TRL's completions/*.parquet of the run's output_dir, as an index only
