@@ -3,10 +3,10 @@
     python benchmarks/fuzz_reader.py                 # 20,000 cases on the whole fixtures, seed 1
     python benchmarks/fuzz_reader.py --cases 2000 --seed 7
 
-The cases are those of ``tests/test_reader_fuzz.py`` (torn records, deletions, insertions, lengths
+The cases are those of ``tests/e2e/test_reader_fuzz.py`` (torn records, deletions, insertions, lengths
 off by -20..+300 or huge with a valid CRC, zero-filled ranges, bit flips, two damages at once; read
 whole or while the file grows, with windows of 1 KB to 4 MB), on the whole fixtures rather than their
-first 40 KB. The reference (``tests/reader_reference.py``) frames with its own loop, checks CRCs with
+first 40 KB. The reference (``tests/helpers/reader_reference.py``) frames with its own loop, checks CRCs with
 its own plain-Python CRC32C and decodes with TensorBoard's ``event_pb2``. Printed per kind of damage:
 cases, records and points the damage left intact, points rltop read, and the failures (intact
 points lost, points invented or reordered, points lost with no problem reported): all must be 0.
@@ -24,8 +24,8 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"
 sys.path.insert(0, str(TESTS))
-from conftest import TRL_RUNS, trl_event_file  # noqa: E402
-from reader_reference import (  # noqa: E402
+from helpers.paths import TRL_RUNS, trl_event_file  # noqa: E402
+from helpers.reader_reference import (  # noqa: E402
     KINDS,
     apply_edits,
     intact_records,

@@ -1,4 +1,10 @@
-"""Shared test fixtures: the copied real TRL runs under tests/fixtures/trl."""
+"""Shared test fixtures: the copied real TRL runs under tests/fixtures/trl.
+
+Plain helpers (paths, builders, readers) live in the `helpers` package; this file only registers
+pytest fixtures. The test tiers: ``unit/`` (no subprocess, terminal or server: seconds), ``app/``
+(Textual pilot and SVG snapshots), ``e2e/`` (processes, tmux, real SDKs, local servers, and the
+long fuzzing runs). ``pytest`` runs them all; ``pytest tests/unit`` the fast tier alone.
+"""
 
 from __future__ import annotations
 
@@ -6,24 +12,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-FIXTURES = Path(__file__).parent / "fixtures"
-TRL = FIXTURES / "trl"
-TRL_RUNS = (
-    "grpo_healthy",
-    "grpo_liger_cpu_crash",
-    "grpo_truncated",
-    "grpo_unstable",
-    "grpo_with_eval",
-    "ppo_healthy",
-    "ppo_unstable",
-)
-
-
-def trl_event_file(name: str) -> Path:
-    """The single event file of one copied TRL fixture run."""
-    (found,) = sorted((TRL / name).glob("runs/*/events.out.tfevents.*"))
-    return found
+from helpers.paths import TRL
+from helpers.tree import tree  # noqa: F401 (a fixture, registered for every test)
+from helpers.watcher import stop_all  # noqa: F401 (a fixture, registered for every test)
 
 
 @pytest.fixture
@@ -42,52 +33,3 @@ def trl_copy(tmp_path: Path):
         return target
 
     return copy
-
-
-Points = dict[str, list[tuple[int, float]]]
-
-
-def read_file_points(path: Path, window: int = 1 << 22) -> tuple[Points, list[str]]:
-    """Every (step, value) per tag of one event file read to its end in ``window``-byte reads,
-    and the problems reported."""
-    from rltop.ingest.tfrecord.reader import EventFileReader
-
-    reader = EventFileReader(str(path), window=window)
-    points: dict[str, list[tuple[int, float]]] = {}
-    problems: list[str] = []
-    while True:
-        result = reader.read()
-        problems.extend(result.problems)
-        for tag, chunk in result.decoded.scalars.items():
-            points.setdefault(tag, []).extend(zip(chunk.steps.tolist(), chunk.values.tolist()))
-        if not result.more:
-            return points, problems
-
-
-def general_points(payloads: list[bytes]) -> dict[str, list[tuple[int, float]]]:
-    """Every (step, value) per tag of these Event payloads, as the general wire decoder reads them."""
-    from rltop.ingest.tfrecord.wire import decode_event
-
-    plugins: dict[str, str] = {}
-    points: dict[str, list[tuple[int, float]]] = {}
-    for payload in payloads:
-        event = decode_event(payload, plugins)
-        for tag, value, _single in event.scalars:
-            points.setdefault(tag, []).append((event.step, value))
-    return points
-
-
-def assert_every_flip_caught(path: Path, records: list[bytes], which: int,
-                             clean: dict[str, list[tuple[int, float]]], window: int = 1 << 22) -> None:
-    """Flip one bit at each payload byte of record ``which`` (one byte at a time), write the file,
-    read it in ``window``-byte reads: one damage report, nothing invented, that one point lost."""
-    before = sum(len(r) for r in records[:which])
-    for offset in range(len(records[which]) - 16):
-        data = bytearray(b"".join(records))
-        data[before + 12 + offset] ^= 1 << (offset % 8)
-        path.write_bytes(bytes(data))
-        points, problems = read_file_points(path, window)
-        assert len(problems) == 1 and "corrupt data at byte" in problems[0], (which, offset, problems)
-        for tag, values in points.items():  # nothing invented, nothing else lost
-            assert set(values) <= set(clean.get(tag, [])), (which, offset, tag)
-        assert sum(map(len, clean.values())) - sum(map(len, points.values())) == 1, (which, offset)

@@ -1,4 +1,4 @@
-"""The effective thresholds as a table (the guide docs/guide/rules.md, ``--rules`` checks, reports): one row per rule."""
+"""The effective thresholds as a table (docs/guide/rules.md, ``--rules`` checks, reports), one row a rule."""
 
 from __future__ import annotations
 

@@ -14,5 +14,5 @@
 
 No Textual and no Rich here: this layer runs in threads and in headless commands. Nothing in it
 imports `rltop.health` or anything above; `sources` never imports `follow`
-(``tests/test_import_hygiene.py``).
+(``tests/e2e/test_import_hygiene.py``).
 """

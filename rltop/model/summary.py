@@ -18,7 +18,7 @@ new, plus a bounded part of the history:
 
 The statistics equal `series_stats` exactly (zeros may differ in sign); the columns equal
 `sparkline_values` up to the rounding of the column means, which are summed in another order
-(tests/test_summary.py holds both). A restart that purged points, or a new series object, starts
+(tests/unit/test_summary.py holds both). A restart that purged points, or a new series object, starts
 the summary over from the series (once, O(n)).
 """
 

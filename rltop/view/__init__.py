@@ -13,5 +13,5 @@ they cannot disagree about a name, a level, a number or a sentence:
 - `text/`: cells and fitting, safe text, short numbers, times, the shared wording, headlines, marks.
 
 Layers: view sits on health and model; nothing here imports `rltop.report`, `rltop.ui` or a screen
-library (``tests/test_import_hygiene.py``).
+library (``tests/e2e/test_import_hygiene.py``).
 """

@@ -8,7 +8,7 @@ before it, the medians of the whole stretch are computed at once on that guess, 
 up to the first point they judge otherwise than the guess; the next stretch starts after it. Rare
 spikes, episodes of spikes and a baseline held at its floor (a value loss below zero leaves only
 the floor) are all guessed right. Both ways give the same numbers, bit for bit
-(`tests/test_spike_baseline.py`).
+(`tests/unit/test_spike_baseline.py`).
 """
 
 from __future__ import annotations

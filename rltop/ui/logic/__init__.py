@@ -4,5 +4,5 @@
 run), `keys` (every key in one table: bindings, footer, help), `header_info` (what the header shows),
 `grid_layout` (how many charts fit), `chart_sources` (which runs a chart overlays), `levels` and
 `narrow` (the CSS class of a level, the cells of the narrow layout), `tag_filter` (the ``/`` filter).
-Nothing here imports textual or rich (tests/test_import_hygiene.py checks).
+Nothing here imports textual or rich (tests/e2e/test_import_hygiene.py checks).
 """

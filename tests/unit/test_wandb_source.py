@@ -1,0 +1,264 @@
+"""W&B run files (``.wandb``): a real TRL GRPO run logged with ``report_to=["wandb", "tensorboard"]``
+(``WANDB_MODE=offline``, see tests/fixtures/wandb/README.md) read from its ``.wandb`` file gives the
+same tags, steps, values and verdict as its event file; cut or damaged files never crash the reader
+nor lose a point before the damage; without the wandb package rltop says what to install (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+from helpers.snapshot import isolate_user_rules, run_cli, validate, verdicts_at
+from helpers.wandb_files import (  # noqa: F401 (fixtures among them)
+    EVENTS_DIR,
+    FIXTURE,
+    NOW,
+    ROOT,
+    RUN_FILE,
+    WANDB_DIR,
+    WITHOUT_WANDB,
+    last_history_record,
+    only_run,
+    points,
+    points_up_to,
+    read_bytes,
+    records_of,
+)
+
+from rltop.health.rules.stall import is_finished
+from rltop.ingest.follow.loader import load
+from rltop.ingest.sources.wandb import leveldb_log
+from rltop.ingest.sources.wandb.kind import record_class
+from rltop.ingest.sources.wandb.reader import WandbFileReader
+from rltop.ingest.sources.wandb.records import RunRecords
+from rltop.report.json_report import load_schema
+
+
+def test_the_wandb_file_and_the_event_file_hold_the_same_points() -> None:
+    wandb_run, events_run = only_run(WANDB_DIR), only_run(EVENTS_DIR)
+    assert wandb_run.source == "wandb" and events_run.source == "tfevents"
+    extra = set(wandb_run.series) - set(events_run.series)
+    # TRL's profiling timers log to W&B only (trl.extras.profiling); everything else is shared.
+    assert extra and all(tag.startswith("profiling/") for tag in extra)
+    assert set(events_run.series) <= set(wandb_run.series)
+    for tag, events in events_run.series.items():
+        mine = wandb_run.series[tag]
+        assert np.array_equal(mine.steps, events.steps), tag
+        # Event files store float32; W&B keeps the float64 the trainer logged.
+        assert np.array_equal(
+            mine.values.astype(np.float32), events.values.astype(np.float32), equal_nan=True
+        ), tag
+        assert not mine.single_precision
+        assert np.all(np.abs(mine.wall_times - events.wall_times) < 5.0), tag  # both loggers' clocks
+
+
+def test_the_same_verdict_from_both_files(tmp_path, monkeypatch) -> None:
+    isolate_user_rules(monkeypatch, tmp_path)
+    (_, wandb_health), (_, events_health) = verdicts_at(WANDB_DIR, NOW), verdicts_at(EVENTS_DIR, NOW)
+    (mine,), (theirs,) = wandb_health.values(), events_health.values()
+    assert mine.level == theirs.level
+    assert [(f.rule, f.tag, f.level, f.step) for f in mine.findings] == [
+        (f.rule, f.tag, f.level, f.step) for f in theirs.findings
+    ]
+    assert mine.kind == theirs.kind == "GRPO"
+
+
+def test_config_summary_and_exit_records() -> None:
+    run = only_run(RUN_FILE)
+    config = run.config
+    assert (config["beta"], config["num_iterations"], config["max_steps"]) == (0.04, 2, 20)
+    assert config["output_dir"] == "out_16/wandb_grpo"
+    assert run.exit_code == 0  # the exit record: finished cleanly
+    # transformers puts train_runtime & co. in the W&B summary only: read as the event file's tags.
+    assert run.series["train/train_runtime"].steps.tolist() == [20]
+    from rltop.health.calibration import Calibration
+
+    assert is_finished(run, Calibration.from_config(config))
+
+
+def test_discovered_from_the_wandb_folder_its_run_folder_or_the_file() -> None:
+    names = {str(path): list(load([str(path)]).store.runs) for path in (WANDB_DIR, RUN_FILE.parent, RUN_FILE)}
+    # A run is its run id (the folders of a resumed run are its sessions).
+    assert names == {str(WANDB_DIR): ["run-ntz0o0gs"], str(RUN_FILE.parent): ["run-ntz0o0gs"],
+                     str(RUN_FILE): ["run-ntz0o0gs"]}
+
+
+def test_beside_event_files_of_the_same_output_dir_the_event_files_are_read() -> None:
+    result = load([str(FIXTURE.parent)])
+    (run,) = result.store.runs.values()
+    assert run.source == "tfevents"
+    assert "W&B run files also present" in run.source_note
+
+
+def test_the_latest_run_alias_is_read_once_under_the_run_folder(tmp_path) -> None:
+    wandb = tmp_path / "wandb"
+    shutil.copytree(RUN_FILE.parent, wandb / RUN_FILE.parent.name)
+    (wandb / "latest-run").symlink_to(RUN_FILE.parent.name)  # as the wandb SDK makes it
+    result = load([str(wandb)])
+    (run,) = result.store.runs.values()
+    assert [session.label for session in run.sessions] == [RUN_FILE.parent.name]
+    assert result.problems == []
+
+
+def test_cut_at_every_byte_of_the_last_records_loses_nothing_before_the_cut(tmp_path) -> None:
+    data = RUN_FILE.read_bytes()
+    whole, _, _ = read_bytes(tmp_path, data)
+    history_start, history_end = last_history_record(data)
+    last_start = records_of(data)[-1][0]
+    before_history = points_up_to(data, history_start)
+    # Every byte of the file's last record (the exit record) and of the last history record's
+    # chunk header; then every 5th byte of that history record's payload.
+    history_cuts = [*range(history_start, history_start + 16), *range(history_start + 16, history_end + 1, 5)]
+    for cut in [*history_cuts, history_end, *range(last_start, len(data) + 1)]:
+        got, problems, reader = read_bytes(tmp_path, data[:cut])
+        assert problems == [], cut  # a record cut short is a writer's next one, never damage
+        assert before_history <= got, cut
+        assert got <= whole, cut
+        if cut >= history_end:
+            assert points_up_to(data, history_end) <= got, cut
+        assert reader.unfinished() is None, cut
+
+
+def test_a_growing_file_delivers_each_point_once(tmp_path) -> None:
+    """Appended a few bytes at a time (block trailers, FIRST/MIDDLE/LAST chunks cut anywhere)."""
+    data = RUN_FILE.read_bytes()
+    path = tmp_path / "run-live.wandb"
+    path.write_bytes(b"")
+    reader = WandbFileReader(str(path))
+    delivered: list[tuple[str, int, float]] = []
+    step = 97  # bytes per write: cuts every header, chunk and block trailer at shifting places
+    written = 0
+    for size in [*range(0, len(data), step), len(data)]:
+        with path.open("ab") as handle:  # appended, as a writer does
+            handle.write(data[written:size])
+        written = size
+        result = reader.read()
+        assert result.problems == [], size
+        delivered.extend(
+            (t, int(s), float(v))
+            for t, p in result.decoded.scalars.items()
+            for s, v in zip(p.steps, p.values)
+        )
+    whole = WandbFileReader(str(RUN_FILE)).read().decoded.scalars
+    assert sorted(delivered) == sorted(
+        (t, int(s), float(v)) for t, p in whole.items() for s, v in zip(p.steps, p.values)
+    )
+
+
+def test_flipped_bits_never_crash_and_lose_nothing_before_the_damage(tmp_path) -> None:
+    data = RUN_FILE.read_bytes()
+    rng = np.random.default_rng(16)
+    positions = sorted(set(rng.integers(7, len(data), 200).tolist()))
+    records = records_of(data)
+    for position in positions:
+        damaged = bytearray(data)
+        damaged[position] ^= 1 << int(rng.integers(0, 8))
+        got, problems, _ = read_bytes(tmp_path, bytes(damaged))
+        hit = next(offset for offset, end, _ in records if offset <= position < end)
+        # Every point of a record before the damaged one is there (the record containing the
+        # flip may lose its points, and a later summary-only key may settle differently).
+        assert {p for p in points_up_to(data, hit) if not p[0].startswith("train/train_")} <= got, position
+        if records[-1][0] > position:
+            assert problems, position  # the damage is said (the last record may look unfinished)
+        for problem in problems:
+            assert "corrupt data at byte" in problem or "undecodable record" in problem, problem
+
+
+def test_damage_resynchronises_and_reads_the_records_after_it(tmp_path) -> None:
+    data = bytearray(RUN_FILE.read_bytes())
+    records = records_of(bytes(data))
+    # Garbage over a whole stretch of the second block, lengths and checksums included.
+    damage_start, damage_end = leveldb_log.BLOCK + 1000, leveldb_log.BLOCK + 3000
+    data[damage_start:damage_end] = bytes(range(256)) * 7 + bytes(range(208))
+    got, problems, _ = read_bytes(tmp_path, bytes(data))
+    assert len(problems) == 1 and "corrupt data at byte" in problems[0]
+    clean = bytes(RUN_FILE.read_bytes())
+    first_hit = next(offset for offset, end, _ in records if end > damage_start)
+    assert points_up_to(clean, first_hit) <= got
+    # Every record starting after the damage is read again (same steps: the step metric is known).
+    after = [r for r in records if r[0] >= damage_end]
+    Record = record_class()
+    decoder = RunRecords(step_metrics={"*": "train/global_step"})
+    for _, _, payload in after:
+        message = Record()
+        message.ParseFromString(payload)
+        decoder.take(message)
+    later = {p for p in points(decoder.drain()) if not p[0].startswith("train/train_")}
+    assert later <= got
+
+
+def test_a_file_that_is_not_a_wandb_file_is_said_once(tmp_path) -> None:
+    path = tmp_path / "run-x.wandb"
+    path.write_bytes(b"not a W&B file at all" * 10)
+    reader = WandbFileReader(str(path))
+    assert "no W&B header" in reader.read().problems[0]
+    assert reader.read().problems == []
+
+
+def test_a_replaced_file_is_read_again(tmp_path) -> None:
+    data = RUN_FILE.read_bytes()
+    path = tmp_path / "run-r.wandb"
+    path.write_bytes(data)
+    reader = WandbFileReader(str(path))
+    first = reader.read()
+    assert first.decoded.scalars
+    replacement = tmp_path / "new.wandb"
+    replacement.write_bytes(data[: len(data) // 2])
+    replacement.replace(path)
+    again = reader.read()
+    assert again.restarted and "reading it again" in again.problems[0]
+
+
+
+
+def test_snapshot_of_a_wandb_folder(capsys, tmp_path, monkeypatch) -> None:
+    isolate_user_rules(monkeypatch, tmp_path)
+    code, out, err = run_cli(capsys, "snapshot", str(WANDB_DIR), "--format", "json")
+    assert code == 0, err
+    document = json.loads(out)
+    assert validate(document, load_schema()) == []
+    (run,) = document["runs"]
+    assert run["finished"] and run["exit_code"] == 0 and run["source"]["kind"] == "wandb"
+
+
+def test_random_damage_and_garbage_never_crash_the_reader(tmp_path) -> None:
+    """Seeded fuzz: random cuts, byte runs overwritten, inserted and deleted; garbage files."""
+    data = RUN_FILE.read_bytes()
+    rng = np.random.default_rng(1616)
+    path = tmp_path / "run-fuzz.wandb"
+    for trial in range(150):
+        damaged = bytearray(data)
+        for _ in range(int(rng.integers(1, 4))):
+            at = int(rng.integers(0, len(damaged)))
+            what = trial % 3
+            if what == 0:
+                damaged[at : at + int(rng.integers(1, 64))] = rng.bytes(int(rng.integers(1, 64)))
+            elif what == 1:
+                del damaged[at : at + int(rng.integers(1, 500))]
+            else:
+                damaged[at:at] = bytes(int(rng.integers(1, 300)))
+        damaged = damaged[: int(rng.integers(len(damaged) // 2, len(damaged) + 1))]
+        path.write_bytes(bytes(damaged))
+        reader = WandbFileReader(str(path), window=int(rng.choice([4096, 40000, 1 << 22])))
+        for _ in range(200):  # read in windows to the end: every read makes progress
+            result = reader.read()
+            if not result.more:
+                break
+        else:
+            raise AssertionError(f"trial {trial}: the reader does not reach the end")
+        reader.unfinished()
+    for size in (0, 3, 7, 100, 40000):
+        path.write_bytes(rng.bytes(size))
+        WandbFileReader(str(path)).read()
+
+
+
+
+def test_a_damaged_file_header_in_front_of_good_records_is_read(tmp_path) -> None:
+    damaged = bytearray(RUN_FILE.read_bytes())
+    damaged[1] ^= 0x20  # ":W&B" -> ":w&B"
+    got, problems, _ = read_bytes(tmp_path, bytes(damaged))
+    assert problems == [f"{tmp_path / 'run-cut.wandb'}: damaged W&B file header; reading its records anyway"]
+    whole, _, _ = read_bytes(tmp_path, RUN_FILE.read_bytes())
+    assert got == whole
