@@ -71,7 +71,9 @@ def sparkline_values(values: np.ndarray, width: int) -> np.ndarray:
     counts = np.add.reduceat(finite.astype(np.int64), starts)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.add.reduceat(np.where(finite, values, 0.0), starts) / counts
-    return column_values(mins, maxs, means)
+    shown = column_values(mins, maxs, means)
+    shown[counts < np.diff(column_bounds(values.shape[0], width))] = np.nan  # a NaN or ±Inf inside
+    return shown
 
 
 def column_values(mins: np.ndarray, maxs: np.ndarray, means: np.ndarray) -> np.ndarray:
@@ -92,9 +94,7 @@ def column_values(mins: np.ndarray, maxs: np.ndarray, means: np.ndarray) -> np.n
         below = lowest - mins
         spike_up = (above > SPIKE_FACTOR * typical) & ~(below > above)
         spike_down = (below > SPIKE_FACTOR * typical) & ~spike_up
-    shown = np.where(spike_up, maxs, np.where(spike_down, mins, means))
-    shown[counts < np.diff(column_bounds(values.shape[0], width))] = np.nan  # a NaN or ±Inf inside
-    return shown
+    return np.where(spike_up, maxs, np.where(spike_down, mins, means))
 
 
 def _neighbour_bounds(levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
