@@ -153,6 +153,10 @@ class GroupRow:
     """(metric label, ``mean ± std``) of the first key metrics."""
     selected: bool = False
     attention: bool = False
+    kind: str = "seed group"
+    """What the group is, in the overview's age column: "seed group", or "setting" (`config_groups`)."""
+    short_kind: str = "seeds"
+    """The same for narrow lines."""
 
 
 def group_row(view: GroupView, count: int = 2) -> GroupRow:

@@ -246,5 +246,5 @@ def _step(row: Row, narrow: bool) -> str:
 
 def _age(row: Row, narrow: bool) -> str:
     if _is_group(row):
-        return "seeds" if narrow else "seed group"
+        return row.short_kind if narrow else row.kind
     return row.short_age if narrow else row.age

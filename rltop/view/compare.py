@@ -1,0 +1,128 @@
+"""Runs compared: the config diff with each run's verdict beside it, and the one-line summary.
+
+Every front end (the text, Markdown, JSON and HTML snapshots, ``rltop diff``, the dashboard's
+diff screen) draws the same `Comparison`: a table of runs (rows) by differing settings (columns),
+each row with the run's verdict (``✖ CRIT entropy collapse``), and under it the settings folded
+away and the line of `rltop.view.config_split` when the data shows a split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rltop.health.findings import Level
+from rltop.view.config import config_value
+from rltop.view.config_diff import MISSING, ConfigDiff, build_config_diff
+from rltop.view.config_split import Split, find_split, rule_level
+from rltop.view.humanize import plural
+from rltop.view.marks import EMPTY_ICON, LEVEL_ICONS, LEVEL_NAMES
+from rltop.view.run_view import RunView
+from rltop.view.safe_text import visible
+from rltop.view.seed_groups import SeedGroup
+
+UNSET = "–"
+"""A setting a run's config lacks (another trainer's option)."""
+
+
+@dataclass
+class Comparison:
+    """The runs compared: diff, verdicts and summary."""
+
+    diff: ConfigDiff
+    views: dict[str, RunView]
+    split: Split | None
+
+    @property
+    def summary(self) -> str | None:
+        """The one line of what goes with the failure (None when the data shows no clean split)."""
+        return self.split.sentence if self.split is not None else None
+
+    @property
+    def runs(self) -> list[RunView]:
+        """The runs of the table, in its order (runs without a config are not in it)."""
+        return [self.views[name] for name in self.diff.runs if name in self.views]
+
+    def verdict(self, name: str) -> str:
+        """``✖ CRIT entropy collapse``, ``● ok``, ``○ empty``: a run's level and what led to it."""
+        view = self.views[name]
+        if view.empty:
+            return f"{EMPTY_ICON} empty"
+        badge = f"{LEVEL_ICONS[view.level]} {LEVEL_NAMES[view.level]}"
+        leading = _leading_titles(view)
+        if not leading:
+            return badge
+        more = f" +{len(leading) - 1}" if len(leading) > 1 else ""
+        return f"{badge} {visible(leading[0])}{more}"
+
+    def cell(self, name: str, key: str) -> str:
+        """A run's value of a differing setting, as the command line writes it (``–``: not set)."""
+        value = self.diff.values(key).get(name, MISSING)
+        return UNSET if value is MISSING else config_value(value)
+
+    def folded(self) -> str:
+        """``189 settings equal (folded) · ignored: output_dir``: what the table leaves out."""
+        parts = [f"{plural(self.diff.equal, 'setting')} equal in every run (folded)"]
+        if self.diff.ignored:
+            parts.append(
+                "ignored (they name the run): " + ", ".join(visible(key) for key in self.diff.ignored)
+            )
+        if self.diff.without_config:
+            names = ", ".join(
+                self.views[name].label if name in self.views else visible(name)
+                for name in self.diff.without_config
+            )
+            parts.append(f"no config logged: {names}")
+        return " · ".join(parts)
+
+    def headline(self) -> str:
+        """``5 runs · 1 setting differs: learning_rate``, or what the runs are when none differs."""
+        count = len(self.diff.runs)
+        group = self.diff.seed_group
+        if group is not None:
+            return (
+                f"{plural(count, 'run')} differ only in their seed: seed group {visible(group.name)} "
+                f"(seeds {', '.join(visible(seed) for seed in group.seeds)}), "
+                f"worst level {_worst(self.runs)}"
+            )
+        if count < 2:
+            return f"{plural(count, 'run')} with a config: nothing to compare"
+        rows = self.diff.rows
+        if not rows:
+            return f"{plural(count, 'run')} · the same config"
+        keys = ", ".join(visible(row.key) for row in rows[:6]) + (" …" if len(rows) > 6 else "")
+        verb = "differs" if len(rows) == 1 else "differ"
+        return f"{plural(count, 'run')} · {plural(len(rows), 'setting')} {verb}: {keys}"
+
+    def as_json(self) -> dict[str, dict[str, Any]]:
+        """``config_diff``: setting -> run -> value, for the runs that have it."""
+        return {row.key: self.diff.values(row.key) for row in self.diff.rows}
+
+
+def _leading_titles(view: RunView) -> list[str]:
+    """The titles of the rules at the run's level, most severe stage first."""
+    if view.level == Level.OK:
+        return []
+    rules = sorted(
+        {f.rule: f for f in view.findings if rule_level(view, f.rule) == view.level}.values(),
+        key=lambda f: (f.stage, f.first_step if f.first_step is not None else 1 << 62),
+    )
+    return [f.title or f.rule for f in rules]
+
+
+def _worst(runs: Sequence[RunView]) -> str:
+    judged = [run.level for run in runs if not run.empty]
+    return LEVEL_NAMES[max(judged)] if judged else "empty"
+
+
+def compare_runs(
+    views: Sequence[RunView],
+    configs: Mapping[str, Mapping[str, Any] | None],
+    seed_groups: Sequence[SeedGroup] = (),
+) -> Comparison:
+    """The comparison of these runs (``configs``: run name -> its full config, `Run.config`)."""
+    names = [view.name for view in views]
+    diff = build_config_diff({name: configs.get(name) for name in names}, seed_groups, names)
+    by_name = {view.name: view for view in views}
+    return Comparison(diff, by_name, find_split(diff, views))
