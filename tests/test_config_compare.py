@@ -272,3 +272,20 @@ def test_runs_without_the_setting_are_a_group_of_their_own():
     views = [_view("a", CRIT), _view("b", OK)]
     groups = group_by_setting(views, {"a": {"beta": 0.1}, "b": None}, "beta")
     assert [group.label for group in groups] == ["beta = 0.1", "beta = not set"]
+
+
+def test_one_run_alone_on_a_side_needs_an_ordered_sweep():
+    # The only healthy run is also the only one with save_steps 75: chance, not a split...
+    runs = [(_view(n, WARN), {"save_steps": 500, "beta": b}) for n, b in (("a", 0.0), ("b", 0.1), ("c", 0.2))]
+    assert _split([*runs, (_view("d", OK), {"save_steps": 75, "beta": 0.1})]) is None
+    # ...but the end of an ordered sweep is: the largest rate alone collapses.
+    sweep = [(_view(str(lr), CRIT if lr == 1e-2 else OK), {"learning_rate": lr}) for lr in (1e-4, 1e-3, 1e-2)]
+    assert (
+        _split(sweep) == "1 run with learning_rate ≥ 0.01 went critical; 2 with learning_rate ≤ 0.001 did not"
+    )
+
+
+def test_runs_of_different_trainers_are_not_a_recipe_to_split():
+    ppo = _view("p", CRIT)
+    ppo.kind = "PPO"
+    assert _split([(ppo, {"learning_rate": 1e-2}), (_view("g", OK), {"learning_rate": 1e-4})]) is None

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rltop.health.findings import Level
+from rltop.view.cells import cell_len, cut_cells, cut_cells_left
 from rltop.view.config import config_value
 from rltop.view.config_diff import MISSING, ConfigDiff, build_config_diff
 from rltop.view.config_split import Split, find_split, rule_level
@@ -21,9 +22,29 @@ from rltop.view.marks import EMPTY_ICON, LEVEL_ICONS, LEVEL_NAMES
 from rltop.view.run_view import RunView
 from rltop.view.safe_text import visible
 from rltop.view.seed_groups import SeedGroup
+from rltop.view.text_fit import cut_at_word, fit_paths
 
 UNSET = "–"
 """A setting a run's config lacks (another trainer's option)."""
+RUN_WIDTH = 32
+"""At most this many cells for a run's name in the table."""
+VERDICT_WIDTH = 30
+CELL_WIDTH = 24
+"""At most this many cells for a setting's name or value (a long list is cut, JSON has it whole)."""
+GAP = 2
+
+
+@dataclass(frozen=True)
+class DiffTable:
+    """The comparison as a table of text cells, fitted to a width."""
+
+    header: list[str]
+    rows: list[list[str]]
+    widths: list[int]
+    levels: list[Level | None]
+    """Each row's run level (None: empty run), for the renderer's colours."""
+    left_out: list[str]
+    """Settings that differ but did not fit the width."""
 
 
 @dataclass
@@ -95,9 +116,48 @@ class Comparison:
         verb = "differs" if len(rows) == 1 else "differ"
         return f"{plural(count, 'run')} · {plural(len(rows), 'setting')} {verb}: {keys}"
 
+    def table(self, width: int | None = None) -> DiffTable:
+        """Runs (rows) by run, verdict and each differing setting (columns), as many settings as fit
+        ``width`` cells (None: all of them); the settings left out are listed."""
+        runs = self.runs
+        labels = fit_paths([run.label for run in runs], RUN_WIDTH)
+        header = ["run", "verdict"]
+        columns = [
+            [labels[run.label] for run in runs],
+            [cut_at_word(self.verdict(run.name), VERDICT_WIDTH) for run in runs],
+        ]
+        widths = [max(cell_len(cell) for cell in [header[i], *columns[i]]) for i in range(2)]
+        used = sum(widths) + GAP
+        left_out: list[str] = []
+        for row in self.diff.rows:
+            title = _fit_key(visible(row.key))
+            cells = [cut_cells_end(self.cell(run.name, row.key), CELL_WIDTH) for run in runs]
+            cell_width = max(cell_len(cell) for cell in [title, *cells])
+            if width is not None and (left_out or used + GAP + cell_width > width):
+                left_out.append(row.key)
+                continue
+            header.append(title)
+            columns.append(cells)
+            widths.append(cell_width)
+            used += GAP + cell_width
+        rows = [[column[index] for column in columns] for index in range(len(runs))]
+        levels = [None if run.empty else run.level for run in runs]
+        return DiffTable(header, rows, widths, levels, left_out)
+
     def as_json(self) -> dict[str, dict[str, Any]]:
         """``config_diff``: setting -> run -> value, for the runs that have it."""
         return {row.key: self.diff.values(row.key) for row in self.diff.rows}
+
+
+def _fit_key(key: str) -> str:
+    """A setting's name in a column title: its end when too long (veRL's dotted keys end in the
+    part that says what they are: ``…actor.optim.lr``)."""
+    return key if cell_len(key) <= CELL_WIDTH else "…" + cut_cells_left(key, CELL_WIDTH - 1)
+
+
+def cut_cells_end(text: str, cells: int) -> str:
+    """``text`` in at most ``cells`` cells, ``…`` at the end when cut."""
+    return text if cell_len(text) <= cells else cut_cells(text, cells - 1) + "…"
 
 
 def _leading_titles(view: RunView) -> list[str]:

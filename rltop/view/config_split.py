@@ -28,6 +28,9 @@ from rltop.view.run_view import RunView
 from rltop.view.safe_text import visible
 from rltop.view.seed_groups import SEED_KEYS
 
+MAX_NAMED = 4
+"""Settings named in the line when several split the runs alike (the JSON lists every one)."""
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -60,8 +63,9 @@ class Split:
             f"{healthy} with {self.healthy_text} did not"
         )
         if len(self.keys) > 1:
-            others = ", ".join(self.keys[1:])
-            line += f" ({others} split{'s' if len(self.keys) == 2 else ''} them the same way)"
+            others = ", ".join(self.keys[1:MAX_NAMED])
+            more = f" and {len(self.keys) - MAX_NAMED} more" if len(self.keys) > MAX_NAMED else ""
+            line += f" ({others}{more} split{'s' if len(self.keys) == 2 else ''} them the same way)"
         return visible(line)
 
 
@@ -120,8 +124,8 @@ def find_split(diff: ConfigDiff, views: Sequence[RunView]) -> Split | None:
     by_name = {view.name: view for view in views}
     judged = [name for name in diff.runs if name in by_name and not by_name[name].empty]
     candidates = [row for row in diff.rows if row.key not in SEED_KEYS and row.everywhere]
-    if len(judged) < 2 or not candidates:
-        return None
+    if len(judged) < 2 or not candidates or len({by_name[name].kind for name in judged}) > 1:
+        return None  # (a PPO and a GRPO run differ in every default of their trainers: no recipe)
     index = {name: position for position, name in enumerate(diff.runs)}
     for outcome in outcomes([by_name[name] for name in judged]):
         verdicts = {name: outcome.judge(by_name[name]) for name in judged}
@@ -133,12 +137,26 @@ def find_split(diff: ConfigDiff, views: Sequence[RunView]) -> Split | None:
             _side_texts(row, [row.values[index[n]] for n in failing], [row.values[index[n]] for n in healthy])
             for row in candidates
         ]
-        clean = [(row, texts) for row, texts in zip(candidates, sides) if texts is not None]
+        clean = [
+            (row, texts)
+            for row, texts in zip(candidates, sides)
+            if texts is not None and _enough(row, len(failing), len(healthy), len(judged))
+        ]
         if clean:
             failing_text, healthy_text = clean[0][1]
             keys = tuple(row.key for row, _ in clean)
             return Split(keys, outcome.phrase, failing, healthy, failing_text, healthy_text)
     return None
+
+
+def _enough(row: DiffRow, failing: int, healthy: int, judged: int) -> bool:
+    """Whether a clean split is more than one run's own value: a side of one run counts only when the
+    setting is an ordered sweep (a number with three values or more: that run is at its end) or
+    when just two runs are compared. Else any setting one healthy run happens to have alone (its
+    save_steps) would "go with" the failure of all the others."""
+    if min(failing, healthy) > 1 or judged == 2:
+        return True
+    return row.numeric and len({value_key(value) for value in row.values}) >= 3
 
 
 def _side_texts(row: DiffRow, failing: list[Any], healthy: list[Any]) -> tuple[str, str] | None:
