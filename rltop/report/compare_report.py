@@ -16,6 +16,10 @@ from rltop.health.findings import Level
 from rltop.model.values import json_number
 from rltop.view.cells import cell_len, pad_cells
 from rltop.view.compare import GAP, Comparison
+from rltop.view.config_diff import MISSING
+from rltop.view.config_groups import SettingGroup
+from rltop.view.humanize import plural
+from rltop.view.marks import level_badge
 from rltop.view.safe_text import markdown_code, markdown_text, visible
 
 MAX_LISTED = 12
@@ -114,3 +118,44 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(key): _json_value(item) for key, item in value.items()}
     return value
+
+
+def groups_renderables(groups: list[SettingGroup]) -> list[RenderableType]:
+    """``learning_rate = 0.01  ✖ CRIT  2 runs: lr_1e-2, lr_5e-2``: one line per value, worst level."""
+    if not groups:
+        return []
+    parts: list[RenderableType] = [Text(f"Grouped by {visible(groups[0].key)}:", style="bold")]
+    label_width = max(cell_len(group.label) for group in groups)
+    for group in groups:
+        line = Text(pad_cells(group.label, label_width) + "  ")
+        line.append(pad_cells(level_badge(group.level), 6), style=_LEVEL_STYLES[group.level])
+        names = ", ".join(member.label for member in group.members)
+        line.append(f"  {plural(len(group.members), 'run')}: {names}")
+        parts.append(line)
+    return parts
+
+
+def groups_markdown(groups: list[SettingGroup]) -> list[str]:
+    """The "Grouped by" table: value, worst level, runs."""
+    if not groups:
+        return []
+    lines = [
+        f"## Grouped by {markdown_code(groups[0].key, in_table=False)}",
+        "",
+        "| value | worst level | runs |",
+        "|---|---|---|",
+    ]
+    for group in groups:
+        runs = ", ".join(markdown_code(member.display_name) for member in group.members)
+        lines.append(f"| {markdown_code(group.label)} | {markdown_text(level_badge(group.level))} | {runs} |")
+    return lines
+
+
+def groups_json(groups: list[SettingGroup]) -> dict[str, Any]:
+    """``{"setting": key, "groups": [{"value", "level", "runs"}]}`` (value null: not set)."""
+    return {
+        "setting": groups[0].key if groups else None,
+        "groups": [{"value": None if group.value is MISSING else _json_value(group.value),
+                    "set": group.value is not MISSING, "level": group.level.label,
+                    "runs": [member.name for member in group.members]} for group in groups],
+    }  # fmt: skip
