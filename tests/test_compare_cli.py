@@ -56,7 +56,8 @@ def test_json_carries_the_diff_and_the_summary(capsys, tmp_path):
     # The verdict beside each value is the run's own level.
     levels = {run["name"]: run["level"] for run in document["runs"]}
     assert {names[r]: levels[r] for r in compare["runs"]} == {
-        "lr_1e-5": "critical", "lr_1e-4": "warn", "lr_1e-3": "ok", "lr_1e-2": "critical", "lr_5e-2": "critical"
+        "lr_1e-5": "critical", "lr_1e-4": "warn", "lr_1e-3": "ok",
+        "lr_1e-2": "critical", "lr_5e-2": "critical",
     }  # fmt: skip
     assert compare["verdicts"][compare["runs"][3]].startswith("✖ CRIT entropy collapse")
 
