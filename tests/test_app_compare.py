@@ -1,5 +1,5 @@
 """The dashboard compares runs: ``d`` shows the config diff with each verdict and the split line,
-``g`` groups the runs overview by a setting that differs, with each group's worst level.
+``b`` groups the runs overview by a setting that differs, with each group's worst level.
 
 On the real sweep (``tests/fixtures/sweep_lr``) and seed runs (``tests/fixtures/seeds_sweep``).
 Each test waits for a state, never for a duration.
@@ -16,6 +16,7 @@ from rltop.ui.screens.dashboard import DashboardScreen
 from rltop.ui.screens.diff import DiffScreen
 from rltop.ui.screens.runs import RunsScreen
 from rltop.ui.widgets.diff_table import DiffTable
+from rltop.ui.widgets.runs_overview import RunsOverview
 
 SWEEP = str(FIXTURES / "sweep_lr")
 SEEDS = str(FIXTURES / "seeds_sweep")
@@ -36,7 +37,7 @@ def _table_rows(table: DiffTable) -> list[list[str]]:
 
 def test_the_keys_are_in_the_one_key_table():
     keys = {key.keys: key for key in DASHBOARD_KEYS}
-    assert keys["d"].action == "config_diff" and keys["g"].action == "group_by"
+    assert keys["d"].action == "config_diff" and keys["b"].action == "group_by"
     text = keys_text()
     assert "compare the runs" in text and "group the runs overview by a setting" in text
 
@@ -84,7 +85,7 @@ async def test_seeds_show_their_seed_group_and_no_table():
         assert not app.screen.query(DiffTable)
         text = " ".join(screen_text(app).split())
         assert "3 runs differ only in their seed: seed group seeds_sweep/seed_*" in text
-        assert "No setting splits the failing runs from the healthy ones." in text
+        assert "No setting splits" not in text and not app.screen.query("#diff-summary")
 
 
 async def test_one_run_has_nothing_to_compare():
@@ -98,12 +99,12 @@ async def test_one_run_has_nothing_to_compare():
         assert isinstance(app.screen, DashboardScreen)
 
 
-async def test_g_groups_the_overview_by_learning_rate_with_the_worst_level_and_then_off():
+async def test_b_groups_the_overview_by_learning_rate_with_the_worst_level_and_then_off():
     app = preloaded_app(paths=[SWEEP, SEEDS])
     async with app.run_test(size=(100, 30)) as pilot:
         await _ready(pilot)
-        overview = app.dashboard.query_one("RunsOverview")
-        await pilot.press("g")
+        overview = app.dashboard.query_one(RunsOverview)
+        await pilot.press("b")
         await wait_until(pilot, lambda: app.session.group_by == "learning_rate")
         await wait_until(pilot, lambda: any(getattr(row, "kind", "") == "setting" for row in overview.rows))
         heads = [row for row in overview.rows if getattr(row, "kind", "") == "setting"]
@@ -117,14 +118,23 @@ async def test_g_groups_the_overview_by_learning_rate_with_the_worst_level_and_t
             Level.CRITICAL,
             Level.CRITICAL,
         ]
-        # The three seeds run at 1e-3: in its group, their seed group's line stays, with their runs.
+        # Only the shown run's value is open: the 0.05 group holds the worst run, shown by default.
+        labels = [row.label for row in overview.rows]
+        assert labels[labels.index("learning_rate = 0.05") + 1] == "sweep_lr/lr_5e-2"
+        assert len(overview.rows) == 6
+        # A click on the 1e-3 line shows its worst run, and opens the value: the three seeds ran at
+        # 1e-3 too, their seed group's line stays above their runs.
+        assert heads[2].size == 4
+        overview.post_message(RunsOverview.Chosen(heads[2].name))
+        await wait_until(pilot, lambda: len(overview.rows) == 5 + 1 + 4)
         labels = [row.label for row in overview.rows]
         start = labels.index("learning_rate = 0.001")
-        assert heads[2].size == 4 and labels[start + 1] == "seeds_sweep/seed_*"
+        assert labels[start + 1] == "seeds_sweep/seed_*"
         assert getattr(overview.rows[start + 1], "kind", "") == "seed group"
+        assert labels[start + 6] == "learning_rate = 0.01"  # group line, 3 seeds, lr_1e-3
         # Next: max_steps (60 for the seeds, 80 for the sweep), then not grouped.
-        await pilot.press("g")
+        await pilot.press("b")
         await wait_until(pilot, lambda: app.session.group_by == "max_steps")
-        await pilot.press("g")
+        await pilot.press("b")
         await wait_until(pilot, lambda: app.session.group_by is None)
         await wait_until(pilot, lambda: not any(getattr(r, "kind", "") == "setting" for r in overview.rows))

@@ -98,7 +98,7 @@ def test_seeds_are_a_seed_group_not_a_diff():
     assert comparison.headline() == (
         "3 runs differ only in their seed: seed group seeds_sweep/seed_* (seeds 1, 2, 3), worst level ok"
     )
-    assert comparison.summary is None
+    assert comparison.summary is None and comparison.no_split() == ""
 
 
 def test_sweep_and_seeds_together_show_the_seed_column_but_never_split_on_it():
@@ -227,9 +227,18 @@ def test_settings_that_split_alike_are_named_together():
     )
 
 
-def test_all_healthy_or_all_failing_says_nothing():
+def test_all_healthy_or_all_failing_says_nothing_and_why():
     assert _split([(_view("a", OK), {"lr": 1}), (_view("b", OK), {"lr": 2})]) is None
     assert _split([(_view("a", CRIT), {"lr": 1}), (_view("b", CRIT), {"lr": 2})]) is None
+    views = [_view("a", CRIT), _view("b", CRIT)]
+    assert compare_runs(views, {"a": {"lr": 1}, "b": {"lr": 2}}).no_split() == (
+        "Every run is critical: no difference to explain."
+    )
+    views = [_view(n, level) for n, level in (("a", CRIT), ("b", OK), ("c", CRIT))]
+    configs = {"a": {"lr": 1}, "b": {"lr": 2}, "c": {"lr": 3}}
+    assert compare_runs(views, configs).no_split() == (
+        "No setting splits the failing runs from the healthy ones cleanly."
+    )
 
 
 def test_find_split_needs_two_judged_runs():

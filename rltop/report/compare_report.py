@@ -46,6 +46,8 @@ def compare_renderables(comparison: Comparison, width: int) -> list[RenderableTy
     parts.append(Text(comparison.folded(), style="dim"))
     if comparison.summary:
         parts.append(Text("→ " + comparison.summary, style="bold"))
+    elif comparison.no_split():
+        parts.append(Text(comparison.no_split(), style="dim"))
     return parts
 
 

@@ -475,7 +475,7 @@ class RltopApp(App[int]):
         self.push_screen(DiffScreen(self.session.comparison()), chosen)
 
     def action_group_by(self) -> None:
-        """``g``: group the runs overview by the next setting that differs (then not at all)."""
+        """``b``: group the runs overview by the next setting that differs (then not at all)."""
         if self.session is None or len(self.store.runs) < 2:
             return
         setting = self.session.next_group_by()

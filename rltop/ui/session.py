@@ -65,7 +65,7 @@ class Session:
         self.follow = follow
         """"worst", "newest", or (a part of) a run name: which run the dashboard shows by itself."""
         self.group_by: str | None = None
-        """The setting the runs overview groups its lines by (``g``); None: not grouped."""
+        """The setting the runs overview groups its lines by (``b``); None: not grouped."""
         self.health: dict[str, RunHealth] = {}
         self.current: str | None = None
         self.pinned = False  # the user (or --follow NAME) chose the run: no automatic switching
@@ -353,7 +353,7 @@ class Session:
         return compare_runs(self.run_views(), configs, self.seed_groups())
 
     def next_group_by(self) -> str | None:
-        """``g``: group the overview by the next setting that differs between the runs (after the
+        """``b``: group the overview by the next setting that differs between the runs (after the
         last one: not grouped); returns it."""
         settings = group_settings(self.comparison().diff)
         if self.group_by in settings:
@@ -365,7 +365,9 @@ class Session:
 
     def overview_rows(self) -> list[OverviewRow | GroupRow]:
         """The runs overview's lines, in name order; a seed group's line comes before its first run.
-        Grouped by a setting (`group_by`): a line per value (its worst level), then its runs."""
+        Grouped by a setting (`group_by`): a line per value (its worst level and size), and the runs
+        of the value the shown run has (a click on another value's line shows its worst run, and so
+        opens that value): the overview stays a few lines high, whatever the sweep."""
         views = self.run_views()
         if self.group_by is None:
             return self._overview_lines(views)
@@ -373,7 +375,8 @@ class Session:
         rows: list[OverviewRow | GroupRow] = []
         for group in group_by_setting(views, configs, self.group_by):
             rows.append(setting_group_row(group))
-            rows.extend(self._overview_lines(group.members))
+            if any(member.name == self.current for member in group.members):
+                rows.extend(self._overview_lines(group.members))
         return rows
 
     def _overview_lines(self, views: list[RunView]) -> list[OverviewRow | GroupRow]:

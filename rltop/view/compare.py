@@ -29,6 +29,8 @@ UNSET = "–"
 RUN_WIDTH = 32
 """At most this many cells for a run's name in the table."""
 VERDICT_WIDTH = 30
+MIN_VERDICT = 8
+"""A verdict is never cut below its badge and a word (``✖ CRIT …``)."""
 CELL_WIDTH = 24
 """At most this many cells for a setting's name or value (a long list is cut, JSON has it whole)."""
 GAP = 2
@@ -59,6 +61,15 @@ class Comparison:
     def summary(self) -> str | None:
         """The one line of what goes with the failure (None when the data shows no clean split)."""
         return self.split.sentence if self.split is not None else None
+
+    def no_split(self) -> str:
+        """Why there is no summary line ("" for a seed group, whose runs are one experiment)."""
+        if self.split is not None or self.diff.seed_group is not None:
+            return ""
+        states = {run.state for run in self.runs}
+        if len(states) == 1:
+            return f"Every run is {states.pop()}: no difference to explain."
+        return "No setting splits the failing runs from the healthy ones cleanly."
 
     @property
     def runs(self) -> list[RunView]:
@@ -116,24 +127,36 @@ class Comparison:
         verb = "differs" if len(rows) == 1 else "differ"
         return f"{plural(count, 'run')} · {plural(len(rows), 'setting')} {verb}: {keys}"
 
-    def table(self, width: int | None = None) -> DiffTable:
-        """Runs (rows) by run, verdict and each differing setting (columns), as many settings as fit
-        ``width`` cells (None: all of them); the settings left out are listed."""
+    def table(self, width: int | None = None, scroll: bool = False) -> DiffTable:
+        """Runs (rows) by run, verdict and each differing setting (columns).
+
+        ``width``: the cells to fit; the verdict is shortened (to `MIN_VERDICT` at least) so that the
+        first setting fits beside it, and the settings that do not fit are left out and listed, unless
+        ``scroll`` (the table scrolls sideways: every setting is a column). None: nothing is cut."""
         runs = self.runs
-        labels = fit_paths([run.label for run in runs], RUN_WIDTH)
-        header = ["run", "verdict"]
-        columns = [
-            [labels[run.label] for run in runs],
-            [cut_at_word(self.verdict(run.name), VERDICT_WIDTH) for run in runs],
+        settings = [
+            (
+                _fit_key(visible(row.key)),
+                [cut_cells_end(self.cell(run.name, row.key), CELL_WIDTH) for run in runs],
+            )
+            for row in self.diff.rows
         ]
-        widths = [max(cell_len(cell) for cell in [header[i], *columns[i]]) for i in range(2)]
+        setting_widths = [max(cell_len(cell) for cell in [title, *cells]) for title, cells in settings]
+        run_width = RUN_WIDTH if width is None else max(8, min(RUN_WIDTH, width // 3))
+        labels = fit_paths([run.label for run in runs], run_width)
+        run_cells = [labels[run.label] for run in runs]
+        run_width = max(cell_len(cell) for cell in ["run", *run_cells])
+        verdict_width = VERDICT_WIDTH
+        if width is not None:
+            first = GAP + setting_widths[0] if setting_widths else 0
+            verdict_width = max(MIN_VERDICT, min(VERDICT_WIDTH, width - run_width - GAP - first))
+        verdicts = [cut_at_word(self.verdict(run.name), verdict_width) for run in runs]
+        header, columns = ["run", "verdict"], [run_cells, verdicts]
+        widths = [run_width, max(cell_len(cell) for cell in ["verdict", *verdicts])]
         used = sum(widths) + GAP
         left_out: list[str] = []
-        for row in self.diff.rows:
-            title = _fit_key(visible(row.key))
-            cells = [cut_cells_end(self.cell(run.name, row.key), CELL_WIDTH) for run in runs]
-            cell_width = max(cell_len(cell) for cell in [title, *cells])
-            if width is not None and (left_out or used + GAP + cell_width > width):
+        for row, (title, cells), cell_width in zip(self.diff.rows, settings, setting_widths):
+            if width is not None and not scroll and (left_out or used + GAP + cell_width > width):
                 left_out.append(row.key)
                 continue
             header.append(title)

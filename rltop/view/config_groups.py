@@ -1,6 +1,6 @@
 """Runs grouped by one setting (learning rate, beta, loss type…), each group with its worst level.
 
-The runs overview can group its lines by a setting that differs between the runs (``g`` cycles
+The runs overview can group its lines by a setting that differs between the runs (``b`` cycles
 through them): one line per value, ``learning_rate = 0.01 · ✖ CRIT · 2 runs``, then that value's
 runs. Seeds are never a setting to group by: runs that differ only in their seed are a seed group
 already, and stay one (with its band) inside the group of their shared value.

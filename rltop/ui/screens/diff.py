@@ -12,6 +12,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from rltop.ui.screens.runs import BOX_SHARE, MAX_BOX_WIDTH
 from rltop.ui.widgets.diff_table import DiffTable
 from rltop.view.compare import Comparison
 
@@ -32,19 +33,24 @@ class DiffScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         comparison = self.comparison
-        with Vertical(id="diff-box"):
+        with Vertical(id="diff-box") as box:
+            box.border_subtitle = "Enter: show · Esc: close" if comparison.diff.rows else "Esc: close"
             yield Static(Text(comparison.headline()), id="diff-title")
             if comparison.diff.rows:
                 yield DiffTable(id="diff-table")
             yield Static(Text(comparison.folded()), id="diff-folded")
-            summary = comparison.summary or "No setting splits the failing runs from the healthy ones."
-            yield Static(Text(("→ " if comparison.summary else "") + summary), id="diff-summary")
-            yield Static(Text("Enter: show the run  ·  Esc: close"), id="diff-help")
+            if comparison.summary or comparison.no_split():
+                line = f"→ {comparison.summary}" if comparison.summary else comparison.no_split()
+                yield Static(Text(line), id="diff-summary")
 
     def on_mount(self) -> None:
         tables = self.query(DiffTable)
         if tables:
-            tables.first().show(self.comparison)
+            # The box's inner width (as in app.tcss: 95 % of the screen, at most 130, less its border),
+            # less what DataTable adds to the table's own gaps (a cell of padding each side of three
+            # columns, against two gaps of two) and a scrollbar.
+            box = min(MAX_BOX_WIDTH, int(self.app.size.width * BOX_SHARE)) - 2
+            tables.first().show(self.comparison, box - 4)
             tables.first().focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.style import Style
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -25,15 +26,17 @@ class DiffTable(DataTable):
         self.cursor_type = "row"
         self.zebra_stripes = False
 
-    def show(self, comparison: Comparison) -> None:
-        """Fill the table (its columns are the comparison's)."""
+    def show(self, comparison: Comparison, width: int) -> None:
+        """Fill the table (its columns are the comparison's; the verdicts are shortened so that the
+        first setting fits ``width`` cells, the others scroll)."""
         self.clear(columns=True)
-        table = comparison.table()
+        table = comparison.table(width, scroll=True)
         self.add_columns(*table.header)
         for run, cells, level in zip(comparison.runs, table.rows, table.levels):
-            style = (
-                self.get_component_rich_style(f"diff-table--{LEVEL_KEYS[level]}") if level is not None else ""
-            )
+            style = Style()
+            if level is not None:  # the colour only: the cursor row keeps its own background
+                level_style = self.get_component_rich_style(f"diff-table--{LEVEL_KEYS[level]}")
+                style = Style(color=level_style.color, bold=level_style.bold)
             self.add_row(
                 Text(cells[0]), Text(cells[1], style=style), *(Text(cell) for cell in cells[2:]), key=run.name
             )

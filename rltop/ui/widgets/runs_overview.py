@@ -240,7 +240,7 @@ def _is_group(row: Row) -> bool:
 
 def _step(row: Row, narrow: bool) -> str:
     if _is_group(row):
-        return f"×{row.size}" if narrow else f"{row.size} runs"
+        return f"×{row.size}" if narrow else f"{row.size} run{'s' if row.size != 1 else ''}"
     return row.step.removeprefix("step ") if narrow else row.step
 
 
