@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from html.parser import HTMLParser
 
 import pytest
 from conftest import FIXTURES
+from test_snapshot_formats import _TextCollector
 from test_snapshot_helpers import freeze_clock, isolate_user_rules, markdown_tables, run_cli, validate
 
 from rltop.report.json_report import load_schema
@@ -85,20 +85,11 @@ def test_markdown_has_the_compare_table(capsys, tmp_path):
     assert table[4][1].startswith("✖ CRIT entropy collapse") and table[4][2] == "0.01"
 
 
-class _Text(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts: list[str] = []
-
-    def handle_data(self, data: str) -> None:
-        self.parts.append(data)
-
-
 def test_svg_and_html_show_the_comparison(capsys, tmp_path):
     svg = _snapshot(capsys, tmp_path, SWEEP, "svg")
     svg_text = "".join(ET.fromstring(svg).itertext()).replace("\xa0", " ")
     html = _snapshot(capsys, tmp_path, SWEEP, "html")
-    parser = _Text()
+    parser = _TextCollector()
     parser.feed(html)
     html_text = "".join(parser.parts).replace("\xa0", " ")
     for text in (svg_text, html_text):
@@ -181,3 +172,25 @@ def test_diff_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("rltop: error: ") and message in err
     assert "Traceback" not in err
+
+
+def test_names_keys_and_values_from_logs_never_reach_the_terminal_raw(capsys, tmp_path):
+    from ui_helpers import write_run
+
+    evil = "\x1b]0;pwned\x07"
+    for index, (lr, level_of) in enumerate(((1e-4, 4.5), (1e-2, 0.01))):
+        write_run(
+            tmp_path / f"run{evil}{index}",
+            {"train/entropy": [4.5] * 10 + [level_of] * 20},
+            config={"learning_rate": lr, f"loss{evil}": f"dapo{evil}{index}", "output_dir": str(index)},
+        )
+    for fmt in ("text", "markdown"):
+        code, out, err = run_cli(capsys, "diff", str(tmp_path), "-f", fmt, "--width", "120")
+        assert code == 0, err
+        assert "\x1b" not in out and "\x07" not in out
+        assert "\\x1b]0;pwned\\x07" in out  # made visible, not dropped
+    code, out, _ = run_cli(capsys, "diff", str(tmp_path), "-f", "json")
+    document = json.loads(out)
+    assert f"loss{evil}" in document["config_diff"]  # JSON keeps the exact strings (escaped by JSON)
+    code, _, err = run_cli(capsys, "diff", str(tmp_path), "--group-by", f"nope{evil}")
+    assert code == 2 and "\x1b" not in err

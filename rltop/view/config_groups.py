@@ -15,7 +15,7 @@ from typing import Any
 from rltop.health.findings import Level
 from rltop.view.config import config_value
 from rltop.view.config_diff import MISSING, ConfigDiff, sort_value, value_key
-from rltop.view.group_view import GroupRow, group_metric, key_tags
+from rltop.view.group_view import GroupRow, group_metric, key_tags, worst_level, worst_member
 from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES
 from rltop.view.names import metric_labels
 from rltop.view.run_view import RunView
@@ -64,12 +64,12 @@ class SettingGroup:
     @property
     def level(self) -> Level:
         """The worst level of the members that hold points."""
-        return max((member.level for member in self.members if not member.empty), default=Level.OK)
+        return worst_level(self.members)
 
     @property
     def worst(self) -> RunView:
         """The member a click on the group's line shows: worst level, then most recent news."""
-        return max(self.members, key=lambda m: (int(m.level), not m.empty, m.last_point_wall_time or 0.0))
+        return worst_member(self.members)
 
 
 def group_by_setting(
