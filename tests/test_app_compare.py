@@ -74,6 +74,15 @@ async def test_d_from_the_runs_list_and_escape_closes():
         await wait_until(pilot, lambda: isinstance(app.screen, DiffScreen))
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(app.screen, RunsScreen))
+        # Enter on a run of the diff opened from the list: back to the dashboard, showing it.
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.query(DiffTable))
+        table = app.screen.query_one(DiffTable)
+        await wait_until(pilot, lambda: table.row_count == 5)
+        table.move_cursor(row=2)  # lr_1e-3
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, DashboardScreen))
+        await wait_until(pilot, lambda: (app.dashboard.shown_run or "").startswith("lr_1e-3"))
 
 
 async def test_seeds_show_their_seed_group_and_no_table():
