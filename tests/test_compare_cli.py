@@ -194,3 +194,19 @@ def test_names_keys_and_values_from_logs_never_reach_the_terminal_raw(capsys, tm
     assert f"loss{evil}" in document["config_diff"]  # JSON keeps the exact strings (escaped by JSON)
     code, _, err = run_cli(capsys, "diff", str(tmp_path), "--group-by", f"nope{evil}")
     assert code == 2 and "\x1b" not in err
+
+
+def test_a_nan_setting_is_a_string_in_strict_json(capsys, tmp_path):
+    from ui_helpers import write_run
+
+    for name, lr in (("a", float("nan")), ("b", 1e-3)):
+        write_run(
+            tmp_path / name, {"train/reward": [0.1] * 5}, config={"learning_rate": lr, "beta": [lr, 1.0]}
+        )
+    code, out, err = run_cli(capsys, "diff", str(tmp_path), "-f", "json")
+    assert code == 0, err
+    document = json.loads(out)  # strict: a bare NaN would not be JSON
+    assert "NaN" not in out
+    names = {run.split("/")[0]: run for run in document["config_compare"]["runs"]}
+    assert document["config_diff"]["learning_rate"] == {names["a"]: "nan", names["b"]: 0.001}
+    assert document["config_diff"]["beta"][names["a"]] == ["nan", 1.0]
