@@ -298,3 +298,10 @@ def test_runs_of_different_trainers_are_not_a_recipe_to_split():
     ppo = _view("p", CRIT)
     ppo.kind = "PPO"
     assert _split([(ppo, {"learning_rate": 1e-2}), (_view("g", OK), {"learning_rate": 1e-4})]) is None
+
+
+def test_the_headline_counts_the_settings_only_some_runs_have():
+    views = [_view("a", OK), _view("b", OK)]
+    comparison = compare_runs(views, {"a": {"lr": 1, "beta": 0.1}, "b": {"lr": 2}})
+    assert comparison.headline() == "2 runs · 2 settings differ (1 set in only some runs): lr, beta"
+    assert comparison.cell("b", "beta") == "–"

@@ -125,7 +125,9 @@ class Comparison:
             return f"{plural(count, 'run')} · the same config"
         keys = ", ".join(visible(row.key) for row in rows[:6]) + (" …" if len(rows) > 6 else "")
         verb = "differs" if len(rows) == 1 else "differ"
-        return f"{plural(count, 'run')} · {plural(len(rows), 'setting')} {verb}: {keys}"
+        partial = sum(not row.everywhere for row in rows)
+        some = f" ({partial} set in only some runs)" if partial else ""
+        return f"{plural(count, 'run')} · {plural(len(rows), 'setting')} {verb}{some}: {keys}"
 
     def table(self, width: int | None = None, scroll: bool = False) -> DiffTable:
         """Runs (rows) by run, verdict and each differing setting (columns).
