@@ -482,8 +482,8 @@ class RltopApp(App[int]):
         if setting is None and not self.session.comparison().diff.rows:
             self.notify("no setting differs between the runs", timeout=3, markup=False)
         else:
-            self.notify(f"overview grouped by {visible(setting)}" if setting else "overview not grouped",
-                        timeout=2, markup=False)
+            said = f"overview grouped by {visible(setting)}" if setting else "overview not grouped"
+            self.notify(said, timeout=2, markup=False)
         self.dashboard.show_overview(self._overview_rows())
 
     async def action_follow_worst(self) -> None:
