@@ -59,6 +59,15 @@ async def test_d_shows_the_diff_with_each_verdict_and_enter_shows_that_run():
         assert str(app.screen.query_one("#diff-summary").render()) == f"→ {SUMMARY}"
         assert "went critical on entropy collapse" in text
         table.move_cursor(row=3)
+        # A verdict changes while the screen is open (the repaint hands it the new comparison): the
+        # table follows, the cursor stays on its run.
+        changed = app.session.comparison()
+        changed.split = None
+        app.screen.update(changed)
+        await wait_until(
+            pilot, lambda: not str(app.screen.query_one("#diff-summary").render()).startswith("→")
+        )
+        assert table.cursor_row == 3 and table.row_count == 5
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, DashboardScreen))
         await wait_until(pilot, lambda: (app.dashboard.shown_run or "").startswith("lr_1e-2"))
@@ -91,10 +100,10 @@ async def test_seeds_show_their_seed_group_and_no_table():
         await _ready(pilot)
         await pilot.press("d")
         await wait_until(pilot, lambda: isinstance(app.screen, DiffScreen))
-        assert not app.screen.query(DiffTable)
+        assert not app.screen.query_one(DiffTable).display
         text = " ".join(screen_text(app).split())
         assert "3 runs differ only in their seed: seed group seeds_sweep/seed_*" in text
-        assert "No setting splits" not in text and not app.screen.query("#diff-summary")
+        assert "No setting splits" not in text and not app.screen.query_one("#diff-summary").display
 
 
 async def test_one_run_has_nothing_to_compare():

@@ -284,6 +284,8 @@ class RltopApp(App[int]):
         self._show_header(overview=not plan.run)
         if plan.top_screen:
             top.refresh_view()
+        elif plan.runs_list and top.id == "diff":
+            top.update(session.comparison())  # a verdict changed: the table and the line follow it
         elif plan.runs_list:
             top.update_rows(session.run_views(), session.clock())
 

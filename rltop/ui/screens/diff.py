@@ -32,26 +32,38 @@ class DiffScreen(ModalScreen[str | None]):
         self.comparison = comparison
 
     def compose(self) -> ComposeResult:
-        comparison = self.comparison
-        with Vertical(id="diff-box") as box:
-            box.border_subtitle = "Enter: show · Esc: close" if comparison.diff.rows else "Esc: close"
-            yield Static(Text(comparison.headline()), id="diff-title")
-            if comparison.diff.rows:
-                yield DiffTable(id="diff-table")
-            yield Static(Text(comparison.folded()), id="diff-folded")
-            if comparison.summary or comparison.no_split():
-                line = f"→ {comparison.summary}" if comparison.summary else comparison.no_split()
-                yield Static(Text(line), id="diff-summary")
+        with Vertical(id="diff-box"):
+            yield Static(id="diff-title")
+            yield DiffTable(id="diff-table")
+            yield Static(id="diff-folded")
+            yield Static(id="diff-summary")
 
     def on_mount(self) -> None:
-        tables = self.query(DiffTable)
-        if tables:
-            # The box's inner width (as in app.tcss: 95 % of the screen, at most 130, less its border),
-            # less what DataTable adds to the table's own gaps (a cell of padding each side of three
-            # columns, against two gaps of two) and a scrollbar.
-            box = min(MAX_BOX_WIDTH, int(self.app.size.width * BOX_SHARE)) - 2
-            tables.first().show(self.comparison, box - 4)
-            tables.first().focus()
+        self.update(self.comparison)
+        table = self.query_one(DiffTable)
+        if table.display:
+            table.focus()
+
+    def update(self, comparison: Comparison) -> None:
+        """Show ``comparison`` (again, as verdicts change while the screen is open; the cursor stays
+        on its run)."""
+        self.comparison = comparison
+        self.query_one("#diff-title", Static).update(Text(comparison.headline()))
+        self.query_one("#diff-folded", Static).update(Text(comparison.folded()))
+        line = f"→ {comparison.summary}" if comparison.summary else comparison.no_split()
+        summary = self.query_one("#diff-summary", Static)
+        summary.update(Text(line))
+        summary.display = bool(line)
+        table = self.query_one(DiffTable)
+        table.display = bool(comparison.diff.rows)
+        box = self.query_one("#diff-box")
+        box.border_subtitle = "Enter: show · Esc: close" if comparison.diff.rows else "Esc: close"
+        if comparison.diff.rows:
+            # The box's inner width (as in app.tcss: 95 % of the screen, at most 130, less its
+            # border), less what DataTable adds to the table's own gaps (a cell of padding each side
+            # of three columns, against two gaps of two) and a scrollbar.
+            width = min(MAX_BOX_WIDTH, int(self.app.size.width * BOX_SHARE)) - 2
+            table.show(comparison, width - 4)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -59,5 +71,5 @@ class DiffScreen(ModalScreen[str | None]):
 
     def action_cursor(self, direction: int) -> None:
         """j/k move like the arrows."""
-        for table in self.query(DiffTable):
-            table.move_cursor(row=table.cursor_row + direction)
+        table = self.query_one(DiffTable)
+        table.move_cursor(row=table.cursor_row + direction)

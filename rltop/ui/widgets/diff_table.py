@@ -29,6 +29,8 @@ class DiffTable(DataTable):
     def show(self, comparison: Comparison, width: int) -> None:
         """Fill the table (its columns are the comparison's; the verdicts are shortened so that the
         first setting fits ``width`` cells, the others scroll)."""
+        row = self.cursor_row
+        kept = self.coordinate_to_cell_key((row, 0)).row_key.value if 0 <= row < self.row_count else None
         self.clear(columns=True)
         table = comparison.table(width, scroll=True)
         self.add_columns(*table.header)
@@ -40,3 +42,6 @@ class DiffTable(DataTable):
             self.add_row(
                 Text(cells[0]), Text(cells[1], style=style), *(Text(cell) for cell in cells[2:]), key=run.name
             )
+        names = [run.name for run in comparison.runs]
+        if kept in names:
+            self.move_cursor(row=names.index(kept))
