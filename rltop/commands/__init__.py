@@ -21,4 +21,4 @@ dependencies (numpy readers, Rich, Textual) inside ``run`` so ``rltop --help`` s
   cron.
 """
 
-COMMAND_MODULES = ("app", "watch", "export", "tail", "snapshot", "completions", "demo")
+COMMAND_MODULES = ("app", "watch", "export", "tail", "snapshot", "diff", "completions", "demo")

@@ -16,6 +16,7 @@ from typing import Any
 from rltop import __version__
 from rltop.health.findings import Finding
 from rltop.model.values import json_number
+from rltop.report.compare_report import compare_json
 from rltop.report.group_report import groups_json
 from rltop.report.snapshot import FAIL_ON, Snapshot
 from rltop.view.metric_view import MetricView
@@ -44,6 +45,7 @@ def snapshot_dict(snapshot: Snapshot, fail_on: str = "critical") -> dict[str, An
         "problems": list(snapshot.problems),
         "runs": [run_dict(run) for run in snapshot.runs],
         "groups": groups_json(snapshot),
+        **compare_json(snapshot.comparison),
     }
 
 

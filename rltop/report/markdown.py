@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from rltop.health.findings import Finding, Level
 from rltop.model.names import display_message
+from rltop.report.compare_report import compare_markdown
 from rltop.report.group_report import groups_markdown
 from rltop.report.snapshot import Snapshot
 from rltop.view.chart.spark import sparkline_text
@@ -42,6 +43,8 @@ def render_markdown(snapshot: Snapshot) -> str:
         f"{plural(len(snapshot.runs), 'run')}{' (' + counts + ')' if counts else ''} · "
         f"generated {format_utc(snapshot.generated_at)}",
     ]
+    if snapshot.comparison is not None:
+        lines.extend(["", *compare_markdown(snapshot.comparison)])
     if snapshot.groups:
         lines.extend(["", *groups_markdown(snapshot)])
     for run in snapshot.runs:

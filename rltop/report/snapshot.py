@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from rltop.health.findings import Level
 from rltop.model.names import display_name
 from rltop.model.run import Store
+from rltop.view.compare import Comparison, compare_runs
 from rltop.view.fleet import state_counts
 from rltop.view.group_view import GroupView, build_group_views
 from rltop.view.names import store_display_names
@@ -43,6 +44,8 @@ class Snapshot:
     """The runs themselves, for the charts of the HTML and SVG reports (None: no charts)."""
     rules: Rules | None = None
     """The rules the verdicts used: the charts draw their thresholds."""
+    comparison: Comparison | None = None
+    """The runs compared (config diff, verdicts, the split line); None with fewer than two runs."""
 
     @property
     def level(self) -> Level:
@@ -76,11 +79,14 @@ def build_snapshot(
     now = time.time() if now is None else now
     names = store_display_names(store)
     runs = [build_run_view(store.runs[name], health[name], now, names[name]) for name in store.sorted_names()]
-    seeds = find_seed_groups({name: run.config for name, run in store.runs.items()}, names)
+    configs = {name: run.config for name, run in store.runs.items()}
+    seeds = find_seed_groups(configs, names)
+    comparison = compare_runs(runs, configs, seeds) if len(runs) > 1 else None
     # Paths and messages name directories that need not be UTF-8: their display form, so that every
     # format (a UTF-8 file, JSON, a strict stdout) can carry them.
     return Snapshot(
         runs=runs, generated_at=now, roots=[display_name(root) for root in roots or []],
         problems=[display_name(problem) for problem in problems or []],
         groups=build_group_views(seeds, {run.name: run for run in runs}), store=store, rules=rules,
+        comparison=comparison,
     )  # fmt: skip

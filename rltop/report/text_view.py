@@ -19,6 +19,7 @@ from rich.text import Text
 
 from rltop.health.findings import Finding, Level
 from rltop.model.names import display_message
+from rltop.report.compare_report import compare_renderables
 from rltop.report.formats import MIN_WIDTH
 from rltop.report.snapshot import Snapshot
 from rltop.view.chart.spark import NON_FINITE_GLYPH, sparkline_text
@@ -67,6 +68,9 @@ def snapshot_renderables(snapshot: Snapshot, width: int) -> list[RenderableType]
     parts: list[RenderableType] = [_summary_line(snapshot)]
     if not snapshot.runs:
         parts.append(Text("No runs matched.", style="yellow"))
+    if snapshot.comparison is not None:
+        parts.append(Rule(style="dim"))
+        parts.extend(compare_renderables(snapshot.comparison, width))
     for run in snapshot.runs:
         parts.append(Rule(style="dim"))
         parts.extend(run_renderables(run, width))

@@ -284,6 +284,8 @@ class RltopApp(App[int]):
         self._show_header(overview=not plan.run)
         if plan.top_screen:
             top.refresh_view()
+        elif plan.runs_list and top.id == "diff":
+            top.update(session.comparison())  # a verdict changed: the table and the line follow it
         elif plan.runs_list:
             top.update_rows(session.run_views(), session.clock())
 
@@ -455,6 +457,36 @@ class RltopApp(App[int]):
         self.push_screen(
             RunsScreen(self.session.run_views(), self.session.current, self.session.clock()), chosen
         )
+
+    def action_config_diff(self) -> None:
+        """``d``: the runs compared (from the dashboard or the runs list)."""
+        from rltop.ui.screens.diff import DiffScreen  # DataTable loads on first use
+
+        if self.screen.id == "diff" or self.session is None:
+            return
+        if len(self.store.runs) < 2:
+            self.notify("one run: nothing to compare", timeout=3, markup=False)
+            return
+
+        async def chosen(name: str | None) -> None:
+            if name is not None:
+                if self.screen.id == "runs":
+                    self.pop_screen()
+                await self.switch_run(name)
+
+        self.push_screen(DiffScreen(self.session.comparison()), chosen)
+
+    def action_group_by(self) -> None:
+        """``b``: group the runs overview by the next setting that differs (then not at all)."""
+        if self.session is None or len(self.store.runs) < 2:
+            return
+        setting = self.session.next_group_by()
+        if setting is None and not self.session.comparison().diff.rows:
+            self.notify("no setting differs between the runs", timeout=3, markup=False)
+        else:
+            said = f"overview grouped by {visible(setting)}" if setting else "overview not grouped"
+            self.notify(said, timeout=2, markup=False)
+        self.dashboard.show_overview(self._overview_rows())
 
     async def action_follow_worst(self) -> None:
         """``w``: show the worst run, and follow the worst run again from now on."""

@@ -22,6 +22,10 @@ def palette_commands(app: RltopApp, screen: Screen) -> Iterator[SystemCommand]:
     yield SystemCommand("Worst run", "Show the worst run and follow it (w)", app.action_follow_worst)
     yield SystemCommand("Runs overview", "Hide / show the runs overview (v)",
                         app.dashboard.action_toggle_overview)
+    yield SystemCommand("Compare runs", "Settings that differ, each verdict, what goes with the failure (d)",
+                        app.action_config_diff)
+    yield SystemCommand("Group overview by setting", "Next setting that differs, then off (b)",
+                        app.action_group_by)
     # The palette closes first: the picture is taken of the screen, not of the palette.
     yield SystemCommand("Screenshot", "Save an SVG of the screen (current directory, or --screenshot-dir)",
                         lambda: app.set_timer(0.1, app.save_screenshot_here))

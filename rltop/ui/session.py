@@ -21,6 +21,8 @@ from rltop.model.run import CONFIG_TAG, Run, Store
 from rltop.model.summary import SeriesSummary
 from rltop.ui.logic.header_info import HeaderInfo
 from rltop.ui.logic.rates import RunRates
+from rltop.view.compare import Comparison, compare_runs
+from rltop.view.config_groups import group_by_setting, group_settings, setting_group_row
 from rltop.view.fleet import OverviewRow, overview_row, overview_values, state_counts, worst_run
 from rltop.view.group_view import GroupRow, GroupView, build_group_views, group_row
 from rltop.view.metric_view import MetricView
@@ -62,6 +64,8 @@ class Session:
         self.clock = clock
         self.follow = follow
         """"worst", "newest", or (a part of) a run name: which run the dashboard shows by itself."""
+        self.group_by: str | None = None
+        """The setting the runs overview groups its lines by (``b``); None: not grouped."""
         self.health: dict[str, RunHealth] = {}
         self.current: str | None = None
         self.pinned = False  # the user (or --follow NAME) chose the run: no automatic switching
@@ -343,12 +347,44 @@ class Session:
             return []
         return build_group_views(groups, {view.name: view for view in self.run_views()})
 
+    def comparison(self) -> Comparison:
+        """The runs compared: their config diff, each verdict, the split line (`rltop.view.compare`)."""
+        configs = {name: run.config for name, run in self.store.runs.items()}
+        return compare_runs(self.run_views(), configs, self.seed_groups())
+
+    def next_group_by(self) -> str | None:
+        """``b``: group the overview by the next setting that differs between the runs (after the
+        last one: not grouped); returns it."""
+        settings = group_settings(self.comparison().diff)
+        if self.group_by in settings:
+            index = settings.index(self.group_by) + 1
+            self.group_by = settings[index] if index < len(settings) else None
+        else:
+            self.group_by = settings[0] if settings else None
+        return self.group_by
+
     def overview_rows(self) -> list[OverviewRow | GroupRow]:
-        """The runs overview's lines, in name order; a seed group's line comes before its first run."""
+        """The runs overview's lines, in name order; a seed group's line comes before its first run.
+        Grouped by a setting (`group_by`): a line per value (its worst level and size), and the runs
+        of the value the shown run has (a click on another value's line shows its worst run, and so
+        opens that value): the overview stays a few lines high, whatever the sweep."""
+        views = self.run_views()
+        if self.group_by is None:
+            return self._overview_lines(views)
+        configs = {name: run.config for name, run in self.store.runs.items()}
+        rows: list[OverviewRow | GroupRow] = []
+        for group in group_by_setting(views, configs, self.group_by):
+            rows.append(setting_group_row(group))
+            if any(member.name == self.current for member in group.members):
+                rows.extend(self._overview_lines(group.members))
+        return rows
+
+    def _overview_lines(self, views: list[RunView]) -> list[OverviewRow | GroupRow]:
+        """The lines of these runs, each seed group's line before its first run."""
         now = self.clock()
         leading = {group.group.runs[0]: group for group in self.group_views()}
         rows: list[OverviewRow | GroupRow] = []
-        for view in self.run_views():
+        for view in views:
             group = leading.get(view.name)
             if group is not None:
                 rows.append(group_row(group))

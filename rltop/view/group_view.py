@@ -77,12 +77,22 @@ class GroupView:
     @property
     def level(self) -> Level:
         """The worst level of its members that hold points."""
-        return max((member.level for member in self.members if not member.empty), default=Level.OK)
+        return worst_level(self.members)
 
     @property
     def worst(self) -> RunView:
         """The member to look at first (worst level, then the most recent news)."""
-        return max(self.members, key=lambda m: (int(m.level), not m.empty, m.last_point_wall_time or 0.0))
+        return worst_member(self.members)
+
+
+def worst_level(members: list[RunView]) -> Level:
+    """The worst level of the runs that hold points (OK when none does): a group's level."""
+    return max((member.level for member in members if not member.empty), default=Level.OK)
+
+
+def worst_member(members: list[RunView]) -> RunView:
+    """The run of a group to look at first: worst level, then one with points, then the newest."""
+    return max(members, key=lambda m: (int(m.level), not m.empty, m.last_point_wall_time or 0.0))
 
 
 def _last_finite(values: np.ndarray, steps: np.ndarray) -> tuple[float | None, int | None]:
@@ -153,6 +163,10 @@ class GroupRow:
     """(metric label, ``mean ± std``) of the first key metrics."""
     selected: bool = False
     attention: bool = False
+    kind: str = "seed group"
+    """What the group is, in the overview's age column: "seed group", or "setting" (`config_groups`)."""
+    short_kind: str = "seeds"
+    """The same for narrow lines."""
 
 
 def group_row(view: GroupView, count: int = 2) -> GroupRow:

@@ -29,6 +29,8 @@ RUN_IDENTITY_KEYS = frozenset({
     "resume_from_checkpoint", "trackio_space_id", "project",
 })  # fmt: skip
 """Config keys that name where a run writes, not how it trains: different for every seed."""
+RUN_IDENTITY_LEAVES = frozenset({"experiment_name", "default_local_dir", "default_hdfs_dir"})
+"""The same for veRL's flat dotted keys (``trainer.experiment_name``), by their last part."""
 _SEED_PART = re.compile(r"(?<![A-Za-z0-9])(seed|s|r|rep|replica|trial)([_=-]?)(\d+)(?![A-Za-z0-9])", re.I)
 _SEEDS_FOLDER = re.compile(r"seed", re.I)
 
@@ -51,8 +53,13 @@ def config_signature(config: Mapping[str, Any] | None) -> str | None:
     """The config without its seeds and run-naming keys, as comparable text (None without one)."""
     if not config:
         return None
-    kept = {key: value for key, value in config.items() if key not in SEED_KEYS | RUN_IDENTITY_KEYS}
+    kept = {key: value for key, value in config.items() if key not in SEED_KEYS and not is_run_identity(key)}
     return json.dumps(kept, sort_keys=True, default=str)
+
+
+def is_run_identity(key: str) -> bool:
+    """Whether ``key`` names the run (where it writes, what it is called), not how it trains."""
+    return key in RUN_IDENTITY_KEYS or key.rsplit(".", 1)[-1] in RUN_IDENTITY_LEAVES
 
 
 def config_seed(config: Mapping[str, Any] | None) -> str | None:

@@ -98,3 +98,8 @@ def test_the_detail_screen_is_redrawn_only_for_its_own_run():
 def test_the_runs_list_follows_any_change():
     assert plan_repaint({"b"}, False, False, "a", "runs").runs_list
     assert not plan_repaint(set(), False, False, "a", "runs").runs_list
+
+
+def test_the_runs_compared_follow_any_change_too():
+    assert plan_repaint({"b"}, False, False, "a", "diff").runs_list
+    assert not plan_repaint(set(), False, False, "a", "diff").runs_list

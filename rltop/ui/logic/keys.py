@@ -68,6 +68,11 @@ DASHBOARD_KEYS: tuple[Key, ...] = (
         "(the default, --follow worst)"),
     Key("left_square_bracket", "app.cycle_run(-1)", "Prev run", display="["),
     Key("right_square_bracket", "app.cycle_run(1)", "Next run", display="]"),
+    Key("d", "config_diff", "Diff", help="compare the runs: the settings that differ with each run's "
+        "verdict, and which difference goes with the failure (also on the runs list)", scope="app"),
+    Key("b", "group_by", "Group by", help="group the runs overview by a setting that differs (each press: "
+        "the next one, then off), each group with its worst level; seed groups stay together",
+        scope="app"),
     Key("c", "toggle_grid", "Charts", help="chart grid above the cards on/off (terminals of at least "
         "120 x 36; says why when there is no room)"),
     Key("", "", help="command palette (every action by name; Screenshot saves an SVG here)",

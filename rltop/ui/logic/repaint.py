@@ -94,7 +94,7 @@ class RepaintPlan:
     top_screen: bool
     """The screen over the dashboard (detail, completions) shows a run that changed."""
     runs_list: bool
-    """The runs list is open and a run changed."""
+    """The runs list (or the runs compared, ``d``) is open and a run changed."""
 
 
 def plan_repaint(
@@ -115,5 +115,5 @@ def plan_repaint(
     return RepaintPlan(
         run=switched or structure or current is None or current in changed,
         top_screen=top_screen in ("detail", "completions") and (structure or top_run in changed),
-        runs_list=top_screen == "runs" and (structure or bool(changed)),
+        runs_list=top_screen in ("runs", "diff") and (structure or bool(changed)),
     )

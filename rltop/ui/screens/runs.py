@@ -24,6 +24,7 @@ class RunsScreen(ModalScreen[str | None]):
 
     BINDINGS = [
         Binding("escape,r", "dismiss(None)", "Close"),
+        Binding("d", "app.config_diff", "Diff"),  # the runs compared, from this list too
         # A modal screen hides the app's own keys: q must quit here too, as on every screen.
         Binding("q", "app.quit", "Quit"),
         Binding("j", "cursor(1)", show=False),

@@ -240,11 +240,11 @@ def _is_group(row: Row) -> bool:
 
 def _step(row: Row, narrow: bool) -> str:
     if _is_group(row):
-        return f"×{row.size}" if narrow else f"{row.size} runs"
+        return f"×{row.size}" if narrow else f"{row.size} run{'s' if row.size != 1 else ''}"
     return row.step.removeprefix("step ") if narrow else row.step
 
 
 def _age(row: Row, narrow: bool) -> str:
     if _is_group(row):
-        return "seeds" if narrow else "seed group"
+        return row.short_kind if narrow else row.kind
     return row.short_age if narrow else row.age
