@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from rltop.health.settings import load_rules
     from rltop.report.compare_render import render_comparison
     from rltop.report.snapshot import build_snapshot
-    from rltop.view.config_groups import UnknownSetting, check_setting, group_by_setting
+    from rltop.view.compare.groups import UnknownSetting, check_setting, group_by_setting
 
     if args.width is not None and not MIN_WIDTH <= args.width <= MAX_WIDTH:
         raise UsageError(f"--width must be between {MIN_WIDTH} and {MAX_WIDTH} (got {args.width})")

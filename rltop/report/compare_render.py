@@ -15,8 +15,8 @@ from rltop.report.compare_report import (
     groups_renderables,
 )
 from rltop.report.render import _console
-from rltop.view.compare import Comparison
-from rltop.view.config_groups import SettingGroup
+from rltop.view.compare.comparison import Comparison
+from rltop.view.compare.groups import SettingGroup
 
 
 def render_comparison(comparison: Comparison, groups: list[SettingGroup], fmt: str, width: int) -> str:

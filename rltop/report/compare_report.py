@@ -1,6 +1,6 @@
 """The runs compared, in the snapshot and ``rltop diff``: text (Rich), Markdown and JSON.
 
-All three draw the `rltop.view.compare.Comparison`: the settings that differ, each run's verdict
+All three draw the `rltop.view.compare.comparison.Comparison`: the settings that differ, each run's verdict
 beside its values, what was folded away, and the line of what goes with the failure.
 """
 
@@ -14,13 +14,13 @@ from rich.text import Text
 
 from rltop.health.findings import Level
 from rltop.model.values import json_number
-from rltop.view.cells import cell_len, pad_cells
-from rltop.view.compare import GAP, Comparison
-from rltop.view.config_diff import MISSING
-from rltop.view.config_groups import SettingGroup
-from rltop.view.humanize import plural
-from rltop.view.marks import level_badge
-from rltop.view.safe_text import markdown_code, markdown_text, visible
+from rltop.view.compare.comparison import GAP, Comparison
+from rltop.view.compare.diff import MISSING
+from rltop.view.compare.groups import SettingGroup
+from rltop.view.text.cells import cell_len, pad_cells
+from rltop.view.text.humanize import plural
+from rltop.view.text.marks import level_badge
+from rltop.view.text.safe import markdown_code, markdown_text, visible
 
 MAX_LISTED = 12
 """Settings named on the "also differ" line (the JSON has every one)."""

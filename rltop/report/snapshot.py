@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from rltop.health.findings import Level
 from rltop.model.names import display_name
 from rltop.model.run import Store
-from rltop.view.compare import Comparison, compare_runs
+from rltop.view.compare.comparison import Comparison, compare_runs
 from rltop.view.fleet import state_counts
 from rltop.view.group_view import GroupView, build_group_views
 from rltop.view.names import store_display_names

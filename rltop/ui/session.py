@@ -21,8 +21,8 @@ from rltop.model.run import CONFIG_TAG, Run, Store
 from rltop.model.summary import SeriesSummary
 from rltop.ui.logic.header_info import HeaderInfo
 from rltop.ui.logic.rates import RunRates
-from rltop.view.compare import Comparison, compare_runs
-from rltop.view.config_groups import group_by_setting, group_settings, setting_group_row
+from rltop.view.compare.comparison import Comparison, compare_runs
+from rltop.view.compare.groups import group_by_setting, group_settings, setting_group_row
 from rltop.view.fleet import OverviewRow, overview_row, overview_values, state_counts, worst_run
 from rltop.view.group_view import GroupRow, GroupView, build_group_views, group_row
 from rltop.view.metric_view import MetricView
@@ -348,7 +348,7 @@ class Session:
         return build_group_views(groups, {view.name: view for view in self.run_views()})
 
     def comparison(self) -> Comparison:
-        """The runs compared: their config diff, each verdict, the split line (`rltop.view.compare`)."""
+        """The runs compared: config diff, each verdict, the split line (`rltop.view.compare.comparison`)."""
         configs = {name: run.config for name, run in self.store.runs.items()}
         return compare_runs(self.run_views(), configs, self.seed_groups())
 

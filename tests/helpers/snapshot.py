@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -154,3 +155,14 @@ _SCHEMA = {
     },
     "$defs": {"n": {"anyOf": [{"type": "number"}, {"enum": ["nan"]}]}},
 }
+
+
+class TextCollector(HTMLParser):
+    """The text of an HTML document, in order (to compare an HTML snapshot with the text one)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)

@@ -13,13 +13,13 @@ import json
 import math
 import time
 import xml.etree.ElementTree as ET
-from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
 import pytest
 from helpers.paths import TRL, TRL_RUNS
 from helpers.snapshot import (
+    TextCollector,
     freeze_clock,
     isolate_user_rules,
     markdown_tables,
@@ -208,15 +208,6 @@ def test_csv_has_one_row_per_run_and_tag(capsys, tmp_path, engine_verdicts) -> N
             assert row["level"] == verdicts[run.name].tag_levels.get(row["tag"], Level.OK).label
 
 
-class _TextCollector(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts: list[str] = []
-
-    def handle_data(self, data: str) -> None:
-        self.parts.append(data)
-
-
 @pytest.mark.parametrize("name", ["ppo_unstable", "grpo_with_eval", "grpo_liger_cpu_crash"])
 def test_svg_and_html_are_exports_of_the_text_view(capsys, tmp_path, name) -> None:
     _, plain = snapshot(capsys, tmp_path, name, "text", "--width", "100")
@@ -225,7 +216,7 @@ def test_svg_and_html_are_exports_of_the_text_view(capsys, tmp_path, name) -> No
     root = ET.fromstring(svg)  # well-formed XML (a raw control character would fail here)
     assert root.tag.endswith("svg")
     svg_text = "".join(root.itertext()).replace("\xa0", " ")
-    parser = _TextCollector()
+    parser = TextCollector()
     parser.feed(html)
     html_text = "".join(parser.parts)
     for line in plain.splitlines()[2:12]:  # after the summary line (it holds the time)

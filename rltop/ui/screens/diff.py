@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Static
 
 from rltop.ui.screens.runs import BOX_SHARE, MAX_BOX_WIDTH
 from rltop.ui.widgets.diff_table import DiffTable
-from rltop.view.compare import Comparison
+from rltop.view.compare.comparison import Comparison
 
 
 class DiffScreen(ModalScreen[str | None]):

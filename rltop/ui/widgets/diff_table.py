@@ -6,8 +6,8 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import DataTable
 
-from rltop.ui.levels import LEVEL_KEYS
-from rltop.view.compare import Comparison
+from rltop.ui.logic.levels import LEVEL_KEYS
+from rltop.view.compare.comparison import Comparison
 
 
 class DiffTable(DataTable):

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rltop.health.findings import Finding, Level
+from rltop.view.compare.diff import ConfigDiff, DiffRow, sort_value, value_key
 from rltop.view.config import config_value
-from rltop.view.config_diff import ConfigDiff, DiffRow, sort_value, value_key
 from rltop.view.run_view import RunView
-from rltop.view.safe_text import visible
 from rltop.view.seed_groups import SEED_KEYS
+from rltop.view.text.safe import visible
 
 MAX_NAMED = 4
 """Settings named in the line when several split the runs alike (the JSON lists every one)."""

@@ -3,7 +3,7 @@
 Every front end (the text, Markdown, JSON and HTML snapshots, ``rltop diff``, the dashboard's
 diff screen) draws the same `Comparison`: a table of runs (rows) by differing settings (columns),
 each row with the run's verdict (``✖ CRIT entropy collapse``), and under it the settings folded
-away and the line of `rltop.view.config_split` when the data shows a split.
+away and the line of `rltop.view.compare.split` when the data shows a split.
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from rltop.health.findings import Level
-from rltop.view.cells import cell_len, cut_cells, cut_cells_left
+from rltop.view.compare.diff import MISSING, ConfigDiff, build_config_diff
+from rltop.view.compare.split import Split, find_split, rule_level
 from rltop.view.config import config_value
-from rltop.view.config_diff import MISSING, ConfigDiff, build_config_diff
-from rltop.view.config_split import Split, find_split, rule_level
-from rltop.view.humanize import plural
-from rltop.view.marks import EMPTY_ICON, LEVEL_ICONS, LEVEL_NAMES
 from rltop.view.run_view import RunView
-from rltop.view.safe_text import visible
 from rltop.view.seed_groups import SeedGroup
-from rltop.view.text_fit import cut_at_word, fit_paths
+from rltop.view.text.cells import cell_len, cut_cells, cut_cells_left
+from rltop.view.text.fit import cut_at_word, fit_paths
+from rltop.view.text.humanize import plural
+from rltop.view.text.marks import EMPTY_ICON, LEVEL_ICONS, LEVEL_NAMES
+from rltop.view.text.safe import visible
 
 UNSET = "–"
 """A setting a run's config lacks (another trainer's option)."""

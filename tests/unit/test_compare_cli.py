@@ -10,9 +10,15 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import FIXTURES
-from test_snapshot_formats import _TextCollector
-from test_snapshot_helpers import freeze_clock, isolate_user_rules, markdown_tables, run_cli, validate
+from helpers.paths import FIXTURES
+from helpers.snapshot import (
+    TextCollector,
+    freeze_clock,
+    isolate_user_rules,
+    markdown_tables,
+    run_cli,
+    validate,
+)
 
 from rltop.report.json_report import load_schema
 
@@ -89,7 +95,7 @@ def test_svg_and_html_show_the_comparison(capsys, tmp_path):
     svg = _snapshot(capsys, tmp_path, SWEEP, "svg")
     svg_text = "".join(ET.fromstring(svg).itertext()).replace("\xa0", " ")
     html = _snapshot(capsys, tmp_path, SWEEP, "html")
-    parser = _TextCollector()
+    parser = TextCollector()
     parser.feed(html)
     html_text = "".join(parser.parts).replace("\xa0", " ")
     for text in (svg_text, html_text):
@@ -175,7 +181,7 @@ def test_diff_bad_input_is_one_line_and_exit_2(capsys, argv, message):
 
 
 def test_names_keys_and_values_from_logs_never_reach_the_terminal_raw(capsys, tmp_path):
-    from ui_helpers import write_run
+    from helpers.ui import write_run
 
     evil = "\x1b]0;pwned\x07"
     for index, (lr, level_of) in enumerate(((1e-4, 4.5), (1e-2, 0.01))):
@@ -197,7 +203,7 @@ def test_names_keys_and_values_from_logs_never_reach_the_terminal_raw(capsys, tm
 
 
 def test_a_nan_setting_is_a_string_in_strict_json(capsys, tmp_path):
-    from ui_helpers import write_run
+    from helpers.ui import write_run
 
     for name, lr in (("a", float("nan")), ("b", 1e-3)):
         write_run(

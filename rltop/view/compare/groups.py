@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from rltop.health.findings import Level
+from rltop.view.compare.diff import MISSING, ConfigDiff, sort_value, value_key
 from rltop.view.config import config_value
-from rltop.view.config_diff import MISSING, ConfigDiff, sort_value, value_key
 from rltop.view.group_view import GroupRow, group_metric, key_tags, worst_level, worst_member
-from rltop.view.marks import LEVEL_ICONS, LEVEL_NAMES
 from rltop.view.names import metric_labels
 from rltop.view.run_view import RunView
-from rltop.view.safe_text import visible
 from rltop.view.seed_groups import SEED_KEYS
+from rltop.view.text.marks import LEVEL_ICONS, LEVEL_NAMES
+from rltop.view.text.safe import visible
 
 NOT_SET = "not set"
 """What a group of runs whose config lacks the setting (or that logged no config) is called."""

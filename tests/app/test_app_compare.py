@@ -7,11 +7,11 @@ Each test waits for a state, never for a duration.
 
 from __future__ import annotations
 
-from conftest import FIXTURES
-from ui_helpers import preloaded_app, screen_text, wait_until
+from helpers.paths import FIXTURES
+from helpers.ui import preloaded_app, screen_text, wait_until
 
 from rltop.health.findings import Level
-from rltop.ui.keys import DASHBOARD_KEYS, keys_text
+from rltop.ui.logic.keys import DASHBOARD_KEYS, keys_text
 from rltop.ui.screens.dashboard import DashboardScreen
 from rltop.ui.screens.diff import DiffScreen
 from rltop.ui.screens.runs import RunsScreen

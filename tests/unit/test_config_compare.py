@@ -9,16 +9,16 @@ seed; see their READMEs. The synthetic cases below build run views by hand to pi
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES
+from helpers.paths import FIXTURES
 
 from rltop.health.engine import assess_store
 from rltop.health.findings import Finding, Level
-from rltop.ingest.loader import load
+from rltop.ingest.follow.loader import load
 from rltop.report.snapshot import build_snapshot
-from rltop.view.compare import compare_runs
-from rltop.view.config_diff import MISSING, build_config_diff, is_ignored
-from rltop.view.config_groups import UnknownSetting, check_setting, group_by_setting, setting_group_row
-from rltop.view.config_split import find_split
+from rltop.view.compare.comparison import compare_runs
+from rltop.view.compare.diff import MISSING, build_config_diff, is_ignored
+from rltop.view.compare.groups import UnknownSetting, check_setting, group_by_setting, setting_group_row
+from rltop.view.compare.split import find_split
 from rltop.view.run_view import RunView
 
 SWEEP = FIXTURES / "sweep_lr"

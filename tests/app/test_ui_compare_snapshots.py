@@ -7,8 +7,8 @@ state. Review changes with ``pytest tests/test_ui_compare_snapshots.py --snapsho
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES
-from ui_helpers import preloaded_app, wait_until
+from helpers.paths import FIXTURES
+from helpers.ui import preloaded_app, wait_until
 
 from rltop.ui.screens.diff import DiffScreen
 from rltop.ui.widgets.diff_table import DiffTable
