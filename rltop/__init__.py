@@ -11,6 +11,7 @@
   training were live.
 * ``health/`` -- rltop.health: the rules behind the colours (no Textual, no Rich).
 * ``ingest/`` -- reading training logs: the source kinds, following them live, and loading them once.
+* ``live/`` -- the one judged store every live consumer shares (the dashboard and ``watch``).
 * ``model/`` -- runs and their series (columnar numpy), value formatting. No Textual, no Rich.
 * ``report/`` -- rltop.report: Rich renderables and exporters of the snapshot (text, Markdown, JSON,
   CSV, SVG, HTML).

@@ -12,7 +12,6 @@
   timeout and a bounded retry, from a thread per webhook that no failure ends.
 * `dispatch` -- `Alerts`: tracker + gates + every recipient, the object `rltop watch` and the
   dashboard feed with verdicts.
-* `monitor` -- `Monitor`: the store and health engine a headless consumer keeps (``rltop watch``).
 
 * `problems` -- failures of alert recipients, said once: a hook that always fails must not flood the
   log.

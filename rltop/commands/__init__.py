@@ -10,6 +10,7 @@ dependencies (numpy readers, Rich, Textual) inside ``run`` so ``rltop --help`` s
 * `common` -- what every subcommand shares: exit codes, one-line messages, path and filter arguments.
 * `completions` -- ``rltop completions PATH``: what the policy wrote at one step, for scripts, issues
   and PRs.
+* `diff` -- ``rltop diff``: the settings that differ between runs, each run's verdict beside them.
 * `demo` -- ``rltop demo``: two real TRL runs replayed live into a temporary directory, with the
   dashboard on it.
 * `export` -- ``rltop export PATH... --format csv|jsonl``: every point to stdout, sorted by run, tag,

@@ -37,12 +37,10 @@ from rltop.commands.common import (
 if TYPE_CHECKING:
     from rltop.alerts.dispatch import Alerts
     from rltop.alerts.events import AlertEvent
-    from rltop.alerts.monitor import Monitor
     from rltop.ingest.feed import ChangeBatch
+    from rltop.live.judged import JudgedStore
 
 NAME = "watch"
-JUDGE_ALL_EVERY = 5.0
-"""Seconds between judgements of every run without new data (the stall rule needs the clock)."""
 CLOSE_GRACE = 3.0
 """Seconds running hooks and queued webhooks get to finish when watch ends."""
 
@@ -76,8 +74,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_paths(parser)
-    add_format(parser, ("text", "json"),
-               help="text: one line per event on stderr (default); json: JSON lines on stdout")
+    add_format(
+        parser,
+        ("text", "json"),
+        help="text: one line per event on stderr (default); json: JSON lines on stdout",
+    )
     add_filters(parser)
     add_poll(parser)
     add_rules(parser)
@@ -124,13 +125,12 @@ class _Log:
 class _Watch:
     """The main-thread loop: batches in, verdicts made, events out."""
 
-    def __init__(self, log: _Log, monitor: Monitor, alerts: Alerts) -> None:
+    def __init__(self, log: _Log, judged: JudgedStore, alerts: Alerts) -> None:
         self.log = log
-        self.monitor = monitor
+        self.judged = judged
         self.alerts = alerts
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()  # the watcher never waits for us
         self.stop = threading.Event()
-        self._next_full = 0.0
         self._announced = False
 
     def on_signal(self, signum: int, frame: object) -> None:
@@ -152,7 +152,7 @@ class _Watch:
                     batch = self.inbox.get_nowait()
                 except queue.Empty:
                     batch = None
-            if self.monitor.caught_up:
+            if self.judged.caught_up:
                 self.judge(where)
         return True
 
@@ -160,7 +160,7 @@ class _Watch:
         """Apply a batch; say what happened to the files (never mixed into the JSON on stdout)."""
         from rltop.ingest.feed import APPEARED, FALLBACK, REACHABLE, RELOADED, REMOVED, STALLED, WAITING
 
-        self.monitor.apply(batch)
+        self.judged.apply(batch)
         for event in batch.events:
             if event.kind == STALLED:
                 continue  # the health engine's stall rule reports stalls, as an event
@@ -173,16 +173,13 @@ class _Watch:
                 self.log.warn(event.message)
 
     def judge(self, where: str) -> None:
-        """Judge what changed (everything now and then), and tell."""
-        now = time.monotonic()
-        everything = now >= self._next_full
-        if everything:
-            self._next_full = now + JUDGE_ALL_EVERY
-        if self.monitor.judge(everything):
-            self.alerts.observe_store(self.monitor.store, self.monitor.health, True)
+        """Judge what changed, and the runs whose stall verdict the clock may have changed; tell."""
+        judged = self.judged
+        if judged.judge(judged.dirty | judged.stale_runs()):
+            self.alerts.observe_store(judged.store, judged.health, True)
         if not self._announced:
             self._announced = True
-            self.log.note(_start_line(len(self.monitor.store.runs), where, self.alerts))
+            self.log.note(_start_line(len(self.judged.store.runs), where, self.alerts))
 
 
 def _start_line(runs: int, where: str, alerts: Alerts) -> str:
@@ -201,19 +198,19 @@ def run(args: argparse.Namespace) -> int:
     settings = alert_settings(args)  # a bad URL, a missing notify-send: exit 2 before anything starts
     from rltop.alerts.dispatch import Alerts
     from rltop.alerts.events import Gate
-    from rltop.alerts.monitor import Monitor
     from rltop.health.engine import HealthEngine
     from rltop.health.findings import Level
     from rltop.health.settings import load_rules
     from rltop.ingest.follow.watcher import Watcher
     from rltop.ingest.storage import display as display_root
+    from rltop.live.judged import JudgedStore
     from rltop.view.names import store_display_names
 
     log = _Log(args.format)
-    monitor = Monitor(HealthEngine(load_rules(args.rules)))
+    judged = JudgedStore(engine=HealthEngine(load_rules(args.rules)))
     alerts = Alerts(settings, log.warn, names=store_display_names)
     alerts.listen(Gate(Level.WARN), log.event)  # the log hears everything at warn and worse
-    watch = _Watch(log, monitor, alerts)
+    watch = _Watch(log, judged, alerts)
     previous = install_stop_signals(watch.on_signal)
     watcher = None
     try:

@@ -22,4 +22,9 @@
   terminal chart.
 * `text_view` -- the text snapshot as Rich renderables: per run a header, the findings, the grouped
   metric table.
+
+* `compare_render` -- ``rltop diff``'s output: the comparison (and the runs grouped by a setting) in one
+  format.
+* `compare_report` -- the runs compared, in the snapshot and ``rltop diff``: text (Rich), Markdown and
+  JSON.
 """

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from rltop.health.bands import BandTracker
 from rltop.health.engine import HealthEngine, RunHealth
 from rltop.health.findings import Level
-from rltop.ingest.feed import RELOADED, ChangeBatch, apply_batch
+from rltop.ingest.feed import RELOADED, ChangeBatch
+from rltop.live.judged import JudgedStore
 from rltop.model.run import CONFIG_TAG, Run, Store
 from rltop.model.summary import SeriesSummary
 from rltop.ui.logic.header_info import HeaderInfo
@@ -59,18 +60,20 @@ class Session:
 
     def __init__(self, store: Store | None = None, engine: HealthEngine | None = None,
                  clock: Callable[[], float] = time.time, follow: str = "worst") -> None:
-        self.store = store if store is not None else Store()
-        self.engine = engine if engine is not None else HealthEngine()
+        self.judged = JudgedStore(store, engine, clock)
+        """The store, the verdicts and the stall schedule (`rltop.live`: the same as ``watch``'s)."""
+        self.store = self.judged.store
+        self.engine = self.judged.engine
+        self.health = self.judged.health
         self.clock = clock
         self.follow = follow
         """"worst", "newest", or (a part of) a run name: which run the dashboard shows by itself."""
         self.group_by: str | None = None
         """The setting the runs overview groups its lines by (``b``); None: not grouped."""
-        self.health: dict[str, RunHealth] = {}
         self.current: str | None = None
         self.pinned = False  # the user (or --follow NAME) chose the run: no automatic switching
         self._settled = False  # the automatic choice is final (made after the first read)
-        self.caught_up = store is not None  # a preloaded store is complete
+        self.judged.caught_up = store is not None  # a preloaded store is complete
         self.loaded_points = sum(run.scalar_count() for run in self.store.runs.values())
         self.held = (0, 0)
         """(points, runs): what the first reads hold and have not delivered yet, and the runs they found."""
@@ -92,8 +95,11 @@ class Session:
         """Runs that turned critical and have not been shown since: highlighted in the overview."""
         self._overview_values: dict[str, tuple[RunView, tuple[tuple[str, str], ...]]] = {}
         self._fleet_counts: tuple[list[RunView], list[tuple[str, int]]] = ([], [])
-        self._stall_due: dict[str, float] = {}
-        """Run -> when its stall verdict can next change without new data (`stale_runs`)."""
+
+    @property
+    def caught_up(self) -> bool:
+        """Everything on disk at start was read (a preloaded store: from the start)."""
+        return self.judged.caught_up
 
     # -- input ---------------------------------------------------------------------------------------
 
@@ -111,28 +117,19 @@ class Session:
         # A run without points until now gets its history in this batch (found while the
         # dashboard is open, or re-read after a rewrite): history is not a rate.
         history = {name for name in delivered if name not in before or not self.store.runs[name].series}
-        changes = apply_batch(self.store, batch, consume=True)
-        for run, _tag, _first in changes:
-            self.dirty.runs.add(run)
-        self.dirty.runs.update(name for name in batch.changed_runs if name in self.store.runs)
-        # New completions: evidence of the run's findings and an open completions screen follow.
-        self.dirty.runs.update(name for name in batch.completions if name in self.store.runs)
-        for event in batch.events:
-            if event.run is not None and event.run in self.store.runs:
-                self.dirty.runs.add(event.run)
-        # A reloaded run (one of its files was rewritten) starts over like a removed one.
+        # New points, completions (evidence of the findings; an open completions screen follows) and
+        # events; a reloaded run (one of its files was rewritten) starts over like a removed one.
+        applied = self.judged.apply(batch, consume=True)
+        self.dirty.runs.update(applied.touched)
         reloaded = {e.run for e in batch.events if e.kind == RELOADED and e.run is not None}
-        if set(self.store.runs) != before or reloaded:
+        if set(self.store.runs) != before or applied.gone:
             self.dirty.structure = True
-            for gone in (before - set(self.store.runs)) | reloaded:
-                self.health.pop(gone, None)
-                self._stall_due.pop(gone, None)
+            for gone in applied.gone:
                 self._overview_values.pop(gone, None)
                 self._metric_views.pop(gone, None)
                 self._summaries.pop(gone, None)
                 self._views.pop(gone, None)
                 self.attention.discard(gone)
-                self.engine.forget(gone)
                 self.bands.forget(gone)
                 self.rates.forget(gone)
         self.loaded_points += points
@@ -144,7 +141,6 @@ class Session:
                 else:
                     self.rates.add(name, count, now)
         if batch.caught_up:
-            self.caught_up = True
             self.dirty.structure = True
             for name in self.store.runs:  # what the first read found is history: rates start now
                 self.rates.begin(name, now)
@@ -166,27 +162,17 @@ class Session:
         A run that turns critical once the first read is over is noted in `became_critical` and
         `attention` (runs read as critical from the start are simply critical: nothing *became*).
         """
-        now = self.clock()
         changed = set()
-        for name in sorted(self.dirty.runs if names is None else names):
-            run = self.store.runs.get(name)
-            if run is None:
-                continue
-            health = self.engine.assess(run, now)
-            old = self.health.get(name)
+        previous = self.judged.judge(set(self.dirty.runs) if names is None else names)
+        for name, old in previous.items():
+            health = self.health[name]
             if old is None or _verdict(old) != _verdict(health):
                 changed.add(name)
             if self.caught_up and old is not None and old.level < Level.CRITICAL <= health.level:
                 self.became_critical.append(name)
                 if name != self.current:
                     self.attention.add(name)
-            self.health[name] = health
             self._views.pop(name, None)
-            due = self.engine.next_stall_change(run, now)
-            if due is None:
-                self._stall_due.pop(name, None)
-            else:
-                self._stall_due[name] = due
         return changed
 
     def alarm_state(self) -> dict[str, tuple]:
@@ -209,8 +195,7 @@ class Session:
         """Runs whose stall verdict may have changed with the clock alone: each run is judged
         again when its age passes its next limit (a multiple of its own cadence), not on every
         tick, so an idle dashboard of 200 runs judges almost nothing."""
-        now = self.clock()
-        return {name for name, due in self._stall_due.items() if due <= now and name in self.store.runs}
+        return self.judged.stale_runs()
 
     def acknowledge(self, tag: str | None) -> None:
         """The user saw the latched criticals of ``tag`` (None: the whole current run) that are over."""

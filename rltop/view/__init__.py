@@ -14,4 +14,7 @@ they cannot disagree about a name, a level, a number or a sentence:
 
 Layers: view sits on health and model; nothing here imports `rltop.report`, `rltop.ui` or a screen
 library (``tests/e2e/test_import_hygiene.py``).
+
+* ``compare/`` -- comparing runs: the settings that differ, each run's verdict beside them, and which
+  difference goes with the failure.
 """

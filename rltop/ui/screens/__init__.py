@@ -13,4 +13,7 @@
 * `overlay_picker` -- ``o`` on the detail screen: tick the runs the chart overlays (Space toggles, Enter
   or Esc closes).
 * `runs` -- ``r``: the list of runs; Enter switches the dashboard to the highlighted run.
+
+* `diff` -- ``d``: the runs compared: the settings that differ with each run's verdict, and the split
+  line.
 """

@@ -24,4 +24,7 @@
   sight.
 * `runs_table` -- the runs list: name, trainer kind, step, worst level and staleness of every run.
 * `waiting_panel` -- shown before any run exists: where rltop looks and what it waits for.
+
+* `diff_table` -- the config diff as a table: one row per run, its verdict, then each setting that
+  differs.
 """
