@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -23,19 +24,42 @@ from rltop.ingest.sources.completions import CompletionsUpdate
 from rltop.model.run import Run, Store
 from rltop.model.series import Points
 
-# RunEvent kinds, in one place so producers and consumers agree on the spelling.
-APPEARED = "appeared"  # a run was found (at start or later)
-REMOVED = "removed"  # its directory was deleted: consumers drop the run
-STALLED = "stalled"  # a run that was live in this session has written nothing for a while
-FILE_ERROR = "file_error"  # a file or directory could not be read, was truncated or replaced
-FALLBACK = "fallback"  # native file events unavailable: the watcher polls instead (said once)
-WAITING = "waiting"  # no event file under the paths yet: the watcher waits for them (said once)
-# A file of the run shrank or was replaced: consumers drop what they hold of the run (points,
-# texts, health state) and take the run's points again from this batch on, all files re-read.
-RELOADED = "reloaded"
-SESSION = "session"  # a new session folder (a resume) joined a known run: its points follow
-REACHABLE = "reachable"  # a remote root answers again (said once; its failure was a FILE_ERROR)
-EVENT_KINDS = (APPEARED, REMOVED, STALLED, FILE_ERROR, FALLBACK, WAITING, RELOADED, SESSION, REACHABLE)
+
+class EventKind(str, Enum):
+    """What happened to a run or to the watching, with the severity a consumer reports it at.
+
+    A ``str`` enum: a member equals its value (``"appeared"``), so it reads, compares and serialises
+    as the word; consumers switch on the member, never on a spelling of their own.
+    """
+
+    APPEARED = "appeared"  # a run was found (at start or later)
+    REMOVED = "removed"  # its directory was deleted: consumers drop the run
+    STALLED = "stalled"  # a run that was live in this session has written nothing for a while
+    FILE_ERROR = "file_error"  # a file or directory could not be read, was truncated or replaced
+    FALLBACK = "fallback"  # native file events unavailable: the watcher polls instead (said once)
+    WAITING = "waiting"  # no event file under the paths yet: the watcher waits for them (said once)
+    # A file of the run shrank or was replaced: consumers drop what they hold of the run (points,
+    # texts, health state) and take the run's points again from this batch on, all files re-read.
+    RELOADED = "reloaded"
+    SESSION = "session"  # a new session folder (a resume) joined a known run: its points follow
+    REACHABLE = "reachable"  # a remote root answers again (said once; its failure was a FILE_ERROR)
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def severity(self) -> str:
+        """``"warning"`` for what lost or may lose points (a file error), ``"notice"`` for a run that
+        went quiet, ``"info"`` for the rest."""
+        if self is EventKind.FILE_ERROR:
+            return "warning"
+        return "notice" if self is EventKind.STALLED else "info"
+
+
+APPEARED, REMOVED, STALLED = EventKind.APPEARED, EventKind.REMOVED, EventKind.STALLED
+FILE_ERROR, FALLBACK, WAITING = EventKind.FILE_ERROR, EventKind.FALLBACK, EventKind.WAITING
+RELOADED, SESSION, REACHABLE = EventKind.RELOADED, EventKind.SESSION, EventKind.REACHABLE
+EVENT_KINDS = tuple(EventKind)
 
 # (run name, tag, index of the first point that changed) for each series a batch touched.
 Changes = list[tuple[str, str, int]]
@@ -124,7 +148,7 @@ class _PendingColumns:
 @dataclass
 class RunEvent:
     """Something about a run (or the watch as a whole, ``run=None``) worth telling the user."""
-
+    kind: EventKind
     kind: str  # one of EVENT_KINDS
     run: str | None
     message: str  # one line, ready to show
