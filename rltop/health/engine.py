@@ -30,6 +30,7 @@ from rltop.model.run import CONFIG_TAG, Run, Store
 from rltop.model.series import Series
 
 _RULE_ORDER = {rule.name: index for index, rule in enumerate(TAG_RULES)}
+_DETECTOR_NAMES = frozenset(detector.name for detector in DETECTORS)
 
 
 @dataclass
@@ -168,7 +169,7 @@ class HealthEngine:
             run=run.name,
             kind=state.context.kind,
             findings=findings,
-            tag_levels={tag: tag_state.level for tag, tag_state in state.tags.items()},
+            tag_levels=_tag_levels(state, findings),
             empty=not has_points,
             bands={tag: s.band for tag, s in state.tags.items() if s.band != NO_BAND},
             marks={tag: s.mark for tag, s in state.tags.items() if s.mark > Level.OK},
@@ -338,6 +339,16 @@ def _has_preferred_twin(info: MetricInfo, run: Run) -> bool:
         if twin.concept == info.concept and twin.split == info.split and spelling_rank(twin.key) < rank:
             return True
     return False
+
+
+def _tag_levels(state: _RunState, findings: list[Finding]) -> dict[str, Level]:
+    """Each tag's level: its rules' level, raised by an active run-level finding on it (a detector
+    that calls the score critical colours the score's card critical too, as its alert does)."""
+    levels = {tag: tag_state.level for tag, tag_state in state.tags.items()}
+    for finding in findings:
+        if finding.active and finding.tag in levels and finding.rule in _DETECTOR_NAMES:
+            levels[finding.tag] = max(levels[finding.tag], finding.level)
+    return levels
 
 
 def _judged_copy(series: Series, count: int) -> Series:
