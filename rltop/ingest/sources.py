@@ -51,13 +51,15 @@ works live, under ``rltop tail``/``watch`` and on ``s3://`` with no further chan
 
 from __future__ import annotations
 
-from rltop.ingest import storage, tfevents, trackio_db, trainer_state, verl_console, verl_jsonl, wandb_run
+from rltop.ingest import (
+    mlflow_server, storage, tfevents, trackio_db, trainer_state, verl_console, verl_jsonl, wandb_run,
+)
 from rltop.ingest.reading import SourceKind
 
 KINDS: dict[str, SourceKind] = {
     kind.name: kind
-    for kind in (tfevents.KIND, wandb_run.KIND, trackio_db.KIND, verl_jsonl.KIND, verl_console.KIND,
-                 trainer_state.KIND)
+    for kind in (tfevents.KIND, wandb_run.KIND, mlflow_server.KIND, trackio_db.KIND, verl_jsonl.KIND,
+                 verl_console.KIND, trainer_state.KIND)
 }  # fmt: skip
 DEFAULT = tfevents.KIND.name
 

@@ -1,0 +1,40 @@
+"""An MLflow run's params as the run's config, in the shape the rules read (`rltop.health.calibration`).
+
+MLflow stores every param as a string (transformers' ``MLflowCallback`` logs each TrainingArguments
+field with ``str(value)``: ``"0.0001"``, ``"True"``, ``"None"``, ``"['tensorboard', 'mlflow']"``).
+Each is turned back into the value it was: JSON numbers and literals, Python's ``True``/``False``/
+``None``, short Python literals (lists, dicts, tuples); anything else stays the string it is.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from typing import Any
+
+_WORDS = {"True": True, "False": False, "None": None}
+LITERAL_LIMIT = 2000  # characters: a longer text is kept as a string (no parse of a huge value)
+
+
+def param_value(text: str) -> Any:
+    """The value a param string stands for (the string itself when it is no literal)."""
+    if text in _WORDS:
+        return _WORDS[text]
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        value = text
+    else:
+        if isinstance(value, (int, float, bool)) or value is None:
+            return value
+    if len(text) <= LITERAL_LIMIT and text[:1] in "[({":
+        try:
+            return ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return text
+    return value if isinstance(value, (list, dict)) else text
+
+
+def config_of(params: dict[str, str]) -> dict[str, Any] | None:
+    """The run's config from its params (None when it has none)."""
+    return {key: param_value(value) for key, value in params.items()} or None
