@@ -75,7 +75,9 @@ class Client:
         self.url = base_url(url)
         parsed = urllib.parse.urlsplit(self.url)
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
-            raise StorageError(f"{url}: not a tracking server URL (http://host:port, https://… or mlflow://…)")
+            raise StorageError(
+                f"{url}: not a tracking server URL (http://host:port, https://… or mlflow://…)"
+            )
         self.https = parsed.scheme == "https"
         self.host = parsed.hostname
         try:
@@ -100,8 +102,12 @@ class Client:
                     page_token: str | None = None) -> dict[str, Any]:  # fmt: skip
         """One page of active runs of ``experiment_ids`` (``runs/search``), with their latest metrics
         and params."""
-        body: dict[str, Any] = {"experiment_ids": experiment_ids, "max_results": 1000,
-                                "run_view_type": "ACTIVE_ONLY", "order_by": ["attributes.start_time ASC"]}  # fmt: skip
+        body: dict[str, Any] = {
+            "experiment_ids": experiment_ids,
+            "max_results": 1000,
+            "run_view_type": "ACTIVE_ONLY",
+            "order_by": ["attributes.start_time ASC"],
+        }
         if filter_string:
             body["filter"] = filter_string
         if page_token:

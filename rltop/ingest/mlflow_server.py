@@ -238,7 +238,7 @@ class MlflowServer:
         return name[: -len(SUFFIX)] if name.endswith(SUFFIX) else None
 
     def kind(self, path: str) -> str | None:
-        """"directory" for the server, an experiment or a run folder, "file" for a run file."""
+        """ "directory" for the server, an experiment or a run folder, "file" for a run file."""
         path = path.rstrip("/")
         if path == self.base:
             return "directory"

@@ -24,6 +24,7 @@ from rltop.ingest.mlflow_params import config_of
 from rltop.ingest.reading import Columns, Decoded, ReadResult, points_of
 from rltop.ingest.trackio_reader import number
 
+OUT_OF_ORDER = "points were logged before the last one read (timestamps out of order); read from it on"
 PAGE = 5000  # points per get-history page
 PARALLEL = 8  # histories fetched at once (one keep-alive connection each)
 BUDGET = 200_000  # points per read: a longer first read comes in windows, each published at once
@@ -105,7 +106,7 @@ class MlflowServerReader:
                 self._add(columns, key, points)
             if failed is not None:
                 if not result.bytes_read:
-                    raise failed if isinstance(failed, storage.Unreachable) else storage.Unreachable(str(failed))
+                    raise failed if isinstance(failed, storage.Unreachable) else storage.Unreachable(failed)
                 changed = []  # what was fetched is returned; the rest comes on the next read
         result.more = bool(changed)
         result.decoded = _with_config(Decoded(scalars=points_of(columns)), result.decoded.config)
@@ -127,7 +128,7 @@ class MlflowServerReader:
                 size += more
                 last = self._last.get(key)
                 points = [p for p in everything if last is None or _order(p) > _order(last)]
-                note = "points were logged before the last one read (timestamps out of order); kept from it on"
+                note = OUT_OF_ORDER
                 self._offsets[key] = len(everything)
                 if points:
                     self._last[key] = points[-1]

@@ -52,7 +52,14 @@ works live, under ``rltop tail``/``watch`` and on ``s3://`` with no further chan
 from __future__ import annotations
 
 from rltop.ingest import (
-    mlflow_server, storage, tfevents, trackio_db, trainer_state, verl_console, verl_jsonl, wandb_run,
+    mlflow_server,
+    storage,
+    tfevents,
+    trackio_db,
+    trainer_state,
+    verl_console,
+    verl_jsonl,
+    wandb_run,
 )
 from rltop.ingest.reading import SourceKind
 
