@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rltop.ingest import mlflow_server, storage
-from rltop.ingest.mlflow_params import config_of
+from rltop.ingest.mlflow_params import config_of, tag_of
 from rltop.ingest.reading import Columns, Decoded, ReadResult, points_of
 from rltop.ingest.trackio_reader import number
 
@@ -151,6 +151,7 @@ class MlflowServerReader:
                 return points, size
 
     def _add(self, columns: Columns, key: str, points: list[Point]) -> None:
+        tag = tag_of(key)
         for timestamp, step, value in points:
             try:
                 point = number(value)
@@ -158,7 +159,7 @@ class MlflowServerReader:
                 continue
             if point is None:
                 continue
-            column = columns.setdefault(key, ([], [], []))
+            column = columns.setdefault(tag, ([], [], []))
             column[0].append(step)
             column[1].append(timestamp / 1000.0)
             column[2].append(point)
