@@ -52,6 +52,7 @@ works live, under ``rltop tail``/``watch`` and on ``s3://`` with no further chan
 from __future__ import annotations
 
 from rltop.ingest import (
+    mlflow_db,
     mlflow_server,
     storage,
     tfevents,
@@ -65,8 +66,8 @@ from rltop.ingest.reading import SourceKind
 
 KINDS: dict[str, SourceKind] = {
     kind.name: kind
-    for kind in (tfevents.KIND, wandb_run.KIND, mlflow_server.KIND, trackio_db.KIND, verl_jsonl.KIND,
-                 verl_console.KIND, trainer_state.KIND)
+    for kind in (tfevents.KIND, wandb_run.KIND, mlflow_server.KIND, mlflow_db.KIND, trackio_db.KIND,
+                 verl_jsonl.KIND, verl_console.KIND, trainer_state.KIND)
 }  # fmt: skip
 DEFAULT = tfevents.KIND.name
 
