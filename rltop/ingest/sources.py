@@ -53,6 +53,7 @@ from __future__ import annotations
 
 from rltop.ingest import (
     mlflow_db,
+    mlflow_files,
     mlflow_server,
     storage,
     tfevents,
@@ -67,7 +68,7 @@ from rltop.ingest.reading import SourceKind
 KINDS: dict[str, SourceKind] = {
     kind.name: kind
     for kind in (tfevents.KIND, wandb_run.KIND, mlflow_server.KIND, mlflow_db.KIND, trackio_db.KIND,
-                 verl_jsonl.KIND, verl_console.KIND, trainer_state.KIND)
+                 mlflow_files.KIND, verl_jsonl.KIND, verl_console.KIND, trainer_state.KIND)
 }  # fmt: skip
 DEFAULT = tfevents.KIND.name
 
