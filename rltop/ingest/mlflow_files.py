@@ -122,13 +122,19 @@ def list_run(path: str) -> list[tuple[str, str]]:
 
 def owner(path: str) -> str | None:
     """The run ``meta.yaml`` a written file belongs to: ``…/<run id>/metrics/<key…>`` or
-    ``…/<run id>/params/<key>`` -> ``…/<run id>/meta.yaml`` (None for any other file). String work
-    only: native file events ask it for every write."""
+    ``…/<run id>/params/<key>`` -> ``…/<run id>/meta.yaml`` (None for any other file: a folder
+    named ``metrics`` elsewhere is not a run's). String work only: native file events ask it for
+    every write."""
     parts = path.split(os.sep)
     for index in range(len(parts) - 2, 0, -1):
-        if parts[index] in ("metrics", "params"):
+        if parts[index] in ("metrics", "params") and is_run_id(parts[index - 1]):
             return os.sep.join([*parts[:index], META])
     return None
+
+
+def is_run_id(name: str) -> bool:
+    """True for a name MLflow gives a run folder: 32 hexadecimal digits (a uuid4's hex)."""
+    return len(name) == 32 and all(c in "0123456789abcdef" for c in name)
 
 
 def _open(path: str) -> SourceReader:
@@ -152,4 +158,5 @@ KIND = SourceKind(
     quiet_hint="training stopped, or it logs to another MLflow store",
     members=list_run,
     accepts=is_run_meta,
+    owner=owner,
 )

@@ -35,7 +35,7 @@ from watchdog.events import (
 )
 
 from rltop.ingest.completions import is_completions_file
-from rltop.ingest.sources import is_source_file
+from rltop.ingest.sources import is_source_file, owner_of
 
 _WANTED = [
     FileModifiedEvent, FileAttribEvent, FileCreatedEvent, FileDeletedEvent, FileMovedEvent,
@@ -116,6 +116,8 @@ class _Handler(FileSystemEventHandler):
                 self._signal.file_changed(src)
             elif is_completions_file(os.path.basename(src)):
                 self._signal.tree_changed()  # a completions file written: its folder is listed again
+            elif (owned := owner_of(src)) is not None:
+                self._signal.file_changed(owned)  # an MLflow metrics file: its run's meta.yaml
             return
         dest = os.fsdecode(getattr(event, "dest_path", "") or "")
         names = [os.path.basename(src)] + ([os.path.basename(dest)] if dest else [])

@@ -97,6 +97,16 @@ def recognise(path: str) -> SourceKind | None:
     return None
 
 
+def owner_of(path: str) -> str | None:
+    """The source file a written file of another name belongs to (`SourceKind.owner`; None: none)."""
+    for candidate in KINDS.values():
+        if candidate.owner is not None:
+            found = candidate.owner(path)
+            if found is not None:
+                return found
+    return None
+
+
 def is_source_file(file_name: str) -> bool:
     """True when some kind reads files named ``file_name`` (what wakes the native watcher)."""
     return claim(file_name) is not None
