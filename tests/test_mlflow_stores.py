@@ -34,6 +34,7 @@ from test_snapshot_helpers import isolate_user_rules, run_cli
 from rltop.ingest import mlflow_files, sources
 from rltop.ingest.discovery import discover
 from rltop.ingest.loader import load
+from rltop.ingest.mlflow_rest import tracking_uri_path
 
 
 def only_run(path: Path):
@@ -141,6 +142,18 @@ def test_other_sqlite_files_are_left_to_their_kinds(tmp_path) -> None:
     assert sources.recognise(str(tmp_path / "huggingface.db")).name == "trackio"
     assert sources.recognise(str(tmp_path / "optuna.db")).name == "trackio"  # and trackio finds no run in it
     assert [run.kind for run in discover([str(tmp_path)]).runs] == ["trackio"]
+
+
+def test_mlflow_tracking_uri_is_read_when_no_path_is_given(database, capsys, tmp_path, monkeypatch) -> None:
+    isolate_user_rules(monkeypatch, tmp_path)
+    assert tracking_uri_path("sqlite:////x/mlflow.db") == "/x/mlflow.db"
+    assert tracking_uri_path("file:///x/mlruns") == "/x/mlruns"
+    assert tracking_uri_path("mlflow://host:5000") == "mlflow://host:5000"
+    assert [tracking_uri_path(uri) for uri in ("databricks", "postgresql://u@h/db", "")] == [None] * 3
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{database}")
+    code, out, err = run_cli(capsys, "snapshot", "-f", "json")
+    assert code == 1, err
+    assert [run["name"] for run in json.loads(out)["runs"]] == [RUN_NAME]
 
 
 def test_a_metrics_file_write_wakes_its_run(mlruns) -> None:

@@ -47,6 +47,26 @@ def base_url(url: str) -> str:
     return f"{'http' if scheme == 'mlflow' else scheme}://{rest.rstrip('/')}"
 
 
+def tracking_uri_path(uri: str) -> str | None:
+    """The path rltop reads for an ``MLFLOW_TRACKING_URI``: the server URL, the SQLite file of
+    ``sqlite:///…``, the folder of ``file:…`` or of a plain path; None for a store rltop cannot read
+    (``databricks``, ``postgresql://``…) or an empty value."""
+    uri = uri.strip()
+    if not uri or uri.startswith("databricks"):
+        return None
+    scheme, separator, rest = uri.partition(":")
+    if not separator or len(scheme) == 1:  # a plain path (or a Windows drive letter)
+        return uri
+    if scheme in SCHEMES:
+        return uri
+    if scheme == "sqlite" and rest.startswith("///"):
+        return rest[3:] or None
+    if scheme == "file":
+        path = urllib.parse.unquote(urllib.parse.urlsplit(uri).path)
+        return path or None
+    return None
+
+
 def _truthy(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
