@@ -1,4 +1,4 @@
-"""An MLflow tracking server with many runs: the time to the first complete picture, and the requests a poll costs.
+"""A tracking server with many runs: the time to the first complete picture, and the requests a poll costs.
 
     python benchmarks/bench_mlflow.py                          # 100 runs x 30 metrics x 1,000 steps
     python benchmarks/bench_mlflow.py --runs 10 --steps 200    # smaller, faster
@@ -120,8 +120,9 @@ def main() -> None:
         server.start()
         ids = populate(server.url, database, options.runs, options.metrics, options.steps)
         points = options.runs * options.metrics * options.steps
-        print(f"server {server.url}: {options.runs} runs x {options.metrics} metrics x {options.steps} steps = "
-              f"{points:,} points (set up in {time.monotonic() - began:.0f} s)")  # fmt: skip
+        shape = f"{options.runs} runs x {options.metrics} metrics x {options.steps} steps"
+        setup = time.monotonic() - began
+        print(f"server {server.url}: {shape} = {points:,} points (set up in {setup:.0f} s)")
 
         mlflow_server.forget_servers()
         started = time.monotonic()
@@ -149,8 +150,9 @@ def main() -> None:
         time.sleep(mlflow_server.FRESH)
         before, started = backend.client.requests, time.monotonic()
         new = sum(len(points) for reader in readers for points in reader.read().decoded.scalars.values())
-        print(f"(c) a poll after one more step of every metric: {backend.client.requests - before:,} requests, "
-              f"{new:,} new points, {time.monotonic() - started:.1f} s")  # fmt: skip
+        asked = backend.client.requests - before
+        print(f"(c) a poll after one more step of every metric: {asked:,} requests, {new:,} new points, "
+              f"{time.monotonic() - started:.1f} s")  # fmt: skip
     finally:
         server.stop()
         shutil.rmtree(folder, ignore_errors=True)
