@@ -4,8 +4,9 @@ Discovery (`rltop.ingest.discovery`) asks it which kind claims a file and which 
 to, the watcher asks it whether a changed file is one to read (native file events), and `RunFiles`
 opens each file with its kind's reader. Nothing else knows the kinds.
 
-Kinds: TensorBoard event files, W&B run files (``.wandb``), trackio databases, trainer_state.json,
-veRL's console logs and veRL's JSONL file logs.
+Kinds: TensorBoard event files, W&B run files (``.wandb``), MLflow runs (a tracking server's, shown
+as a tree by its storage backend `rltop.ingest.mlflow_server`; ``mlflow.db``; ``mlruns/``), trackio
+databases, trainer_state.json, veRL's console logs and veRL's JSONL file logs.
 
 How to add a kind:
 
@@ -36,7 +37,9 @@ How to add a kind:
    one of the kind's. Discovery asks it for every claimed file (`recognise`); the bytes are read
    once per file (again only while the file is shorter than the head, or after it shrank or was
    replaced), a binary file costs 4 KB, and a file it rejects is not a run, silently. ``claims``
-   stays a test of the name alone: native file events ask it for every write;
+   stays a test of the name alone: native file events ask it for every write; ``owner`` for a
+   kind whose points are written to files of any name (MLflow's ``metrics/<key>``): the claimed
+   file a written path belongs to, so that native file events wake its run;
 
    a file of lines read from an offset (a text log) needs no reader of its own: a decoder of
    complete lines for `rltop.ingest.line_reader.LineFileReader` (windows, unfinished last lines,
