@@ -5,8 +5,10 @@ run read in the same poll: `rltop.ingest.mlflow_server.MlflowServer.state`) and 
 histories whose latest point moved, from the offset already read (``metrics/get-history`` pages,
 `PARALLEL` at a time). MLflow orders a history by timestamp, step and value, so new points come
 after the offset; the page starts one point early and that point must be the last one read, which
-proves nothing moved below the offset (else the history is fetched whole once, its points after the
-last one read are taken, and that is said once). A run's params become its config
+proves nothing moved below the offset. Else the history is fetched whole once and its points after
+the last one read are taken; points logged with a timestamp older than that one (an explicit
+``timestamp=``, another writer's clock) cannot be told from those read before: their count is said
+once, and they are not read. A run's params become its config
 (`rltop.ingest.mlflow_params`), as TRL's ``args/text_summary`` does for event files.
 
 When the server stops answering in the middle of a read, the histories fetched so far are kept and
@@ -21,10 +23,14 @@ from typing import Any
 
 from rltop.ingest import mlflow_server, storage
 from rltop.ingest.mlflow_params import config_of, tag_of
+from rltop.ingest.mlflow_rest import NotMlflow
 from rltop.ingest.reading import Columns, Decoded, ReadResult, points_of
+from rltop.ingest.storage import StorageError
 from rltop.ingest.trackio_reader import number
 
-OUT_OF_ORDER = "points were logged before the last one read (timestamps out of order); read from it on"
+OUT_OF_ORDER = (
+    "{} point(s) logged with a timestamp before the last one read (another writer's clock?) not read"
+)
 PAGE = 5000  # points per get-history page
 PARALLEL = 8  # histories fetched at once (one keep-alive connection each)
 BUDGET = 200_000  # points per read: a longer first read comes in windows, each published at once
@@ -94,7 +100,9 @@ class MlflowServerReader:
             for key, future in futures:
                 try:
                     points, size, note = future.result()
-                except (storage.Unreachable, OSError) as error:
+                except FileNotFoundError:
+                    continue  # the run was deleted meanwhile: the next listing says so
+                except OSError as error:  # Unreachable, or an answer that is no history
                     failed = failed or error
                     continue
                 self._latest[key] = state.latest[key]
@@ -118,17 +126,25 @@ class MlflowServerReader:
         """(the new points of ``key``, bytes received, a note to say once or "")."""
         offset = self._offsets.get(key, 0)
         start = max(offset - 1, 0)
-        points, size = self._history(key, start)
+        try:
+            points, size = self._history(key, start)
+        except NotMlflow:
+            raise
+        except StorageError:
+            if not offset:
+                raise
+            points, size = [], 0  # the server refused the offset's page token: the whole history below
         note = ""
         if offset:
             if points and points[0] == self._last.get(key):
                 points = points[1:]
-            else:  # a point was logged below the offset (another writer's clock): take what follows
+            else:  # points were logged below the offset (an older timestamp): take what follows the last
                 everything, more = self._history(key, 0)
                 size += more
                 last = self._last.get(key)
                 points = [p for p in everything if last is None or _order(p) > _order(last)]
-                note = OUT_OF_ORDER
+                hidden = len(everything) - len(points) - offset  # before the last one read, not known apart
+                note = OUT_OF_ORDER.format(hidden) if hidden > 0 else ""
                 self._offsets[key] = len(everything)
                 if points:
                     self._last[key] = points[-1]
