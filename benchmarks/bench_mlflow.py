@@ -8,8 +8,8 @@ A real ``mlflow server`` (``python -m mlflow server``, SQLite backend in a tempo
 points (the experiment and runs created through MLflow's REST API, the points written into its
 database directly: logging 3 M points through the API would take the server an hour). Measured:
 
-(a) the first complete picture: ``rltop.ingest.loader.load`` of the server's URL (what ``rltop
-    snapshot URL`` reads), wall time and requests, against the points the server holds;
+(a) the first complete picture: the server listed and every run read to its end, as the watcher
+    and ``rltop snapshot URL`` read them: wall time and requests, against the points the server holds;
 (b) a poll with nothing new: every run's reader read once more: requests (one ``runs/search`` for
     every run, shared, while the naive way asks each history again: runs x metrics requests);
 (c) a poll after every run logged one more step of every metric: requests and wall time (one
@@ -37,7 +37,6 @@ from mlflow_helpers import MlflowServer  # noqa: E402
 
 from rltop.ingest import mlflow_server  # noqa: E402
 from rltop.ingest.discovery import discover  # noqa: E402
-from rltop.ingest.loader import load  # noqa: E402
 from rltop.ingest.mlflow_server_reader import MlflowServerReader  # noqa: E402
 
 
@@ -126,19 +125,19 @@ def main() -> None:
 
         mlflow_server.forget_servers()
         started = time.monotonic()
-        result = load([server.url])
-        elapsed = time.monotonic() - started
         backend = mlflow_server.backend(server.url)
-        read = sum(run.scalar_count() for run in result.store.runs.values())
+        runs = discover([server.url]).runs
+        readers = [MlflowServerReader(run.files[0]) for run in runs]
+        read = 0
+        for reader in readers:  # as the watcher's first read: run by run, every window
+            while True:
+                result = reader.read()
+                read += sum(len(points) for points in result.decoded.scalars.values())
+                if not result.more:
+                    break
+        elapsed = time.monotonic() - started
         print(f"(a) first complete picture: {elapsed:.1f} s, {backend.client.requests:,} requests, "
               f"{read:,} points ({read / elapsed:,.0f} points/s); complete: {read == points}")  # fmt: skip
-
-        readers = [
-            MlflowServerReader(files[0]) for files in (run.files for run in discover([server.url]).runs)
-        ]
-        for reader in readers:
-            while reader.read().more:
-                pass
         time.sleep(mlflow_server.FRESH)  # the next poll asks the server again (a poll, not a cache hit)
         before = backend.client.requests
         new = sum(len(points) for reader in readers for points in reader.read().decoded.scalars.values())

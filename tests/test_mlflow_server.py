@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import signal
+import urllib.request
 
 import pytest
 from live_helpers import HttpServer, end_all, start_tail, wait_until
@@ -94,6 +95,41 @@ def test_a_poll_asks_only_for_the_histories_that_moved(server, tmp_path, monkeyp
         assert writer.wait(timeout=120) == 0
     finally:
         end_all(writer)
+
+
+def test_points_logged_with_an_older_timestamp_are_counted_once(server, monkeypatch) -> None:
+    monkeypatch.setattr(mlflow_server, "FRESH", 0.0)
+    run_id = api(server.url, "runs/create", {"experiment_id": "0", "run_name": "late-clock"})["run"]["info"][
+        "run_id"
+    ]
+
+    def log(step: int, timestamp: int) -> None:
+        point = {"run_id": run_id, "key": "loss", "value": step, "timestamp": timestamp, "step": step}
+        api(server.url, "runs/log-metric", point)
+
+    log(1, 2000)
+    log(2, 3000)
+    backend = mlflow_server.backend(server.url)
+    reader = MlflowServerReader(next(p for p, ident in _run_files(backend).items() if ident == run_id))
+    assert reader.read().decoded.scalars["loss"].steps.tolist() == [1, 2]
+    log(3, 1000)  # before the last point read: MLflow orders it first
+    log(4, 4000)
+    late = reader.read()
+    assert late.decoded.scalars["loss"].steps.tolist() == [4]
+    said_once = "1 point(s) logged with a timestamp before the last one read (another clock?): not read"
+    assert late.problems == [f"{reader.path}: loss: {said_once}"]
+    log(5, 5000)
+    again = reader.read()
+    assert again.decoded.scalars["loss"].steps.tolist() == [5] and again.problems == []
+
+
+def api(url: str, endpoint: str, body: dict) -> dict:
+    """One POST to the test's own server (the test logs; rltop only reads)."""
+    request = urllib.request.Request(
+        f"{url}/api/2.0/mlflow/{endpoint}", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        return json.loads(answer.read() or b"{}")
 
 
 def _run_files(backend) -> dict[str, str]:
