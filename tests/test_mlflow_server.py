@@ -165,6 +165,9 @@ def test_points_logged_while_rltop_follows_arrive_once_each(server, tmp_path) ->
 def test_two_processes_logging_runs_of_one_name_show_as_two_runs_of_their_experiment(
     server, tmp_path
 ) -> None:
+    api(
+        server.url, "experiments/create", {"name": "seeds"}
+    )  # two processes creating it at once race in MLflow
     writers = [start_writer(server.url, "seeds", "seed-run", 1, tmp_path) for _ in range(2)]
     try:
         ids = sorted(said(writer, "ready")[1] for writer in writers)

@@ -28,9 +28,7 @@ from rltop.ingest.reading import Columns, Decoded, ReadResult, points_of
 from rltop.ingest.storage import StorageError
 from rltop.ingest.trackio_reader import number
 
-OUT_OF_ORDER = (
-    "{} point(s) logged with a timestamp before the last one read (another writer's clock?) not read"
-)
+OUT_OF_ORDER = "{} point(s) logged with a timestamp before the last one read (another clock?): not read"
 PAGE = 5000  # points per get-history page
 PARALLEL = 8  # histories fetched at once (one keep-alive connection each)
 BUDGET = 200_000  # points per read: a longer first read comes in windows, each published at once
