@@ -319,4 +319,5 @@ KIND = SourceKind(
     why="more points and wall times",
     summary="read from the MLflow tracking server (read-only; only the points logged since the last poll)",
     quiet_hint="training stopped, or it logs to another tracking server",
+    virtual=True,
 )

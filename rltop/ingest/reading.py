@@ -173,3 +173,6 @@ class SourceKind:
     # the kind's claimed file a written local path belongs to (None: not one of the kind's). Native
     # file events ask it for every write of a file no kind claims, so it must be string work only.
     owner: Callable[[str], str | None] | None = None
+    # Its files exist only in a storage backend's tree (an MLflow server's runs), never in a folder:
+    # messages about what a folder lacks do not name it.
+    virtual: bool = False

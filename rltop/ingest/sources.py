@@ -117,7 +117,7 @@ def is_source_file(file_name: str) -> bool:
 
 def what_is_read() -> str:
     """The files rltop looks for, for messages: "event files (events.out.tfevents.*), … or …"."""
-    named = [f"{k.label} ({k.pattern})" for k in KINDS.values()]
+    named = [f"{k.label} ({k.pattern})" for k in KINDS.values() if not k.virtual]
     return " or ".join(named) if len(named) < 3 else f"{', '.join(named[:-1])} or {named[-1]}"
 
 
