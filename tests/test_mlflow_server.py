@@ -52,8 +52,21 @@ def fresh_listing():
     mlflow_server.forget_servers()
 
 
-def test_the_server_and_the_event_file_hold_the_same_points(server) -> None:
+def test_the_server_and_the_event_file_hold_the_same_points(server, monkeypatch) -> None:
+    sent: list[tuple[str, str]] = []
+    send = mlflow_rest.Client._send
+
+    def recording(client, method: str, target: str, data: bytes | None) -> tuple[int, bytes]:
+        sent.append((method, target.partition("?")[0]))
+        return send(client, method, target, data)
+
+    monkeypatch.setattr(mlflow_rest.Client, "_send", recording)
     runs = load([server.url]).store.runs
+    assert {request for request in sent} == {  # read-only endpoints, nothing else
+        ("POST", "/api/2.0/mlflow/experiments/search"),
+        ("POST", "/api/2.0/mlflow/runs/search"),
+        ("GET", "/api/2.0/mlflow/metrics/get-history"),
+    }
     mine = runs[RUN_NAME]
     assert mine.source == "mlflow" and mine.scalar_count() == 1326
     assert_same_points_as_the_event_file(mine, next(iter(load([str(SQLITE_EVENTS)]).store.runs.values())))
