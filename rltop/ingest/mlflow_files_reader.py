@@ -135,6 +135,8 @@ class MlflowFilesReader:
             return None
         if state is not None and state == self._params_state:
             return None
+        if state is None and self._params is not None:
+            return None  # a URL: the params (logged at the start) are listed once, not on every poll
         params: dict[str, str] = {}
         for directory, names in storage.walk(self.params, lambda problem: None):
             for name in names:
