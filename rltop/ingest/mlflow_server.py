@@ -66,9 +66,11 @@ def run_state(run: dict[str, Any]) -> RunState | None:
         return None
     latest: dict[str, Latest] = {}
     for metric in data.get("metrics") or ():
+        value = metric.get("value")
+        if isinstance(value, float) and value != value:
+            value = "NaN"  # a bare NaN in the JSON: equal to itself, or the metric would move on every poll
         try:
-            latest[str(metric["key"])] = (int(metric.get("step", 0)), int(metric.get("timestamp", 0)),
-                                          metric.get("value"))  # fmt: skip
+            latest[str(metric["key"])] = (int(metric.get("step", 0)), int(metric.get("timestamp", 0)), value)
         except (KeyError, TypeError, ValueError):
             continue
     params = {str(p.get("key")): str(p.get("value", "")) for p in data.get("params") or () if "key" in p}
