@@ -162,6 +162,15 @@ def test_a_metrics_file_write_wakes_its_run(mlruns) -> None:
     assert mlflow_files.owner(str(run / "params" / "beta")) == str(run / "meta.yaml")
     assert mlflow_files.owner(str(mlruns.parent / "metrics" / "eval.json")) is None  # not a run's folder
     assert sources.owner_of(str(run / "metrics" / "loss")) == str(run / "meta.yaml")
+    # A file event on a metrics file wakes the run's meta.yaml, though veRL's console logs claim the
+    # name "loss" too (it has no suffix): without that, each point waited for the 5 s sweep.
+    from watchdog.events import FileModifiedEvent
+
+    from rltop.ingest.native import ChangeSignal, _Handler
+
+    signal_ = ChangeSignal()
+    _Handler(signal_, []).dispatch(FileModifiedEvent(str(run / "metrics" / "loss")))
+    assert signal_.take() == ({str(run / "meta.yaml")}, False)
 
 
 @pytest.mark.parametrize("store", ["sqlite", "files"])
