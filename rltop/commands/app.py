@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from rltop.commands.alert_options import add_alert_options, alert_settings
-from rltop.commands.common import EXIT_OK, UsageError, add_filters, add_paths, poll_interval
+from rltop.commands.common import EXIT_OK, UsageError, add_filters, add_paths, default_paths, poll_interval
 
 if TYPE_CHECKING:  # Textual loads only when the dashboard runs (`rltop --help` stays instant)
     from textual.app import App
@@ -82,7 +82,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Open the dashboard, or print a snapshot when there is no terminal to draw on."""
-    args.paths = list(args.paths or ["."])
+    args.paths = list(args.paths or default_paths())
     if args.once or not _is_terminal():
         from rltop.commands.snapshot import run_snapshot
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import signal
 import sys
 import threading
@@ -52,6 +53,15 @@ class UsageError(Exception):
     """Bad input from the user: printed as one line, exit code 2."""
 
 
+def default_paths() -> list[str]:
+    """What is read when no PATH is given: the store ``MLFLOW_TRACKING_URI`` names when it is one rltop
+    reads (a tracking server, an ``sqlite:///`` file, an ``mlruns`` folder), else the current folder."""
+    from rltop.ingest.sources.mlflow.rest import tracking_uri_path
+
+    found = tracking_uri_path(os.environ.get("MLFLOW_TRACKING_URI", ""))
+    return [found] if found else ["."]
+
+
 def add_paths(parser: argparse.ArgumentParser, required: bool = True) -> None:
     """The PATH... positional: log directories, run directories, source files or URLs."""
     parser.add_argument(
@@ -59,7 +69,8 @@ def add_paths(parser: argparse.ArgumentParser, required: bool = True) -> None:
         nargs="+" if required else "*",
         metavar="PATH",
         help="log directory (a TRL output_dir), run directory, event file or trainer_state.json, or a URL "
-        "such as s3://bucket/prefix (any fsspec URL)" + ("" if required else " (default: .)"),
+        "such as s3://bucket/prefix (any fsspec URL) or an MLflow tracking server (http://host:5000)"
+        + ("" if required else " (default: $MLFLOW_TRACKING_URI when set, else .)"),
     )
 
 

@@ -22,6 +22,7 @@ from rltop.commands.common import (
     add_paths,
     add_raw,
     add_rules,
+    default_paths,
     load_or_fail,
     note,
 )
@@ -87,7 +88,7 @@ class SnapshotOptions:
         defaults = cls(paths=["."])
         values = {name: getattr(args, name, getattr(defaults, name)) for name in cls.__dataclass_fields__}
         options = cls(**values)
-        options.paths = list(options.paths or ["."])
+        options.paths = list(options.paths or default_paths())
         choices = (("format", SNAPSHOT_FORMATS), ("fail_on", FAIL_ON_CHOICES), ("color", COLOR_CHOICES))
         for name, allowed in choices:
             if getattr(options, name) not in allowed:

@@ -169,3 +169,10 @@ class SourceKind:
     # its first bytes, read once per file). Discovery asks it; a file it rejects is not a run,
     # silently. It raises nothing but `rltop.ingest.storage.Unreachable`. None: the name is enough.
     accepts: Callable[[str], bool] | None = None
+    # For runs whose data is written to files of any name (MLflow's ``mlruns/<exp>/<run>/metrics/<key>``):
+    # the kind's claimed file a written local path belongs to (None: not one of the kind's). Native
+    # file events ask it for every write of a file no kind claims, so it must be string work only.
+    owner: Callable[[str], str | None] | None = None
+    # Its files exist only in a storage backend's tree (an MLflow server's runs), never in a folder:
+    # messages about what a folder lacks do not name it.
+    virtual: bool = False

@@ -45,8 +45,9 @@ def test_without_inotify_falls_back_to_polling_and_says_so_once(tmp_path):
     waiting = [line for line in err if "waiting for" in line]
     assert waiting == [
         "rltop: no event files (events.out.tfevents.*), W&B run files (wandb/*run-*/run-*.wandb), "
-        "trackio databases (<project>.db), veRL file logs (<project>/<experiment>.jsonl), veRL console logs "
-        "(*.log, *.out… with step:N lines) or trainer_state.json "
+        "MLflow databases (mlflow.db), trackio databases (<project>.db), MLflow file stores "
+        "(mlruns/<experiment>/<run>/meta.yaml), veRL file logs (<project>/<experiment>.jsonl), "
+        "veRL console logs (*.log, *.out… with step:N lines) or trainer_state.json "
         f"(checkpoint-*/trainer_state.json) under {tmp_path / 'logs'} yet; waiting for them"
     ]
     assert not [line for line in err if "Traceback" in line]

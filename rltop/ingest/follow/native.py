@@ -34,7 +34,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 
-from rltop.ingest.sources import is_source_file
+from rltop.ingest.sources import is_source_file, owner_of
 from rltop.ingest.sources.completions import is_completions_file
 
 _WANTED = [
@@ -112,7 +112,10 @@ class _Handler(FileSystemEventHandler):
         if event.event_type in _GROWTH:
             if self._aliases:
                 src = self._user_path(src)
-            if is_source_file(os.path.basename(src)):
+            owned = owner_of(src)  # first: veRL's console logs claim names without a suffix too ("loss")
+            if owned is not None:
+                self._signal.file_changed(owned)  # an MLflow metrics file: its run's meta.yaml
+            elif is_source_file(os.path.basename(src)):
                 self._signal.file_changed(src)
             elif is_completions_file(os.path.basename(src)):
                 self._signal.tree_changed()  # a completions file written: its folder is listed again

@@ -4,8 +4,9 @@ Discovery (`rltop.ingest.follow.discovery`) asks it which kind claims a file and
 belongs to, the watcher asks it whether a changed file is one to read (native file events), and `RunFiles`
 opens each file with its kind's reader. Nothing else knows the kinds.
 
-Kinds: TensorBoard event files, W&B run files (``.wandb``), trackio databases, trainer_state.json,
-veRL's console logs and veRL's JSONL file logs.
+Kinds: TensorBoard event files, W&B run files (``.wandb``), MLflow runs (a tracking server's, shown
+as a tree by its storage backend `rltop.ingest.sources.mlflow.server`; ``mlflow.db``; ``mlruns/``), trackio
+databases, trainer_state.json, veRL's console logs and veRL's JSONL file logs.
 
 How to add a kind:
 
@@ -38,7 +39,9 @@ How to add a kind:
    one of the kind's. Discovery asks it for every claimed file (`recognise`); the bytes are read
    once per file (again only while the file is shorter than the head, or after it shrank or was
    replaced), a binary file costs 4 KB, and a file it rejects is not a run, silently. ``claims``
-   stays a test of the name alone: native file events ask it for every write;
+   stays a test of the name alone: native file events ask it for every write; ``owner`` for a
+   kind whose points are written to files of any name (MLflow's ``metrics/<key>``): the claimed
+   file a written path belongs to, so that native file events wake its run;
 
    a file of lines read from an offset (a text log) needs no reader of its own: a decoder of
    complete lines for `rltop.ingest.sources.line_reader.LineFileReader` (windows, unfinished last
@@ -64,6 +67,9 @@ from __future__ import annotations
 from rltop.ingest import storage, tfevents
 from rltop.ingest.reading import SourceKind
 from rltop.ingest.sources import trainer_state
+from rltop.ingest.sources.mlflow import database as mlflow_db
+from rltop.ingest.sources.mlflow import files as mlflow_files
+from rltop.ingest.sources.mlflow import server as mlflow_server
 from rltop.ingest.sources.trackio import kind as trackio_db
 from rltop.ingest.sources.verl import console as verl_console
 from rltop.ingest.sources.verl import jsonl as verl_jsonl
@@ -71,8 +77,8 @@ from rltop.ingest.sources.wandb import kind as wandb_run
 
 KINDS: dict[str, SourceKind] = {
     kind.name: kind
-    for kind in (tfevents.KIND, wandb_run.KIND, trackio_db.KIND, verl_jsonl.KIND, verl_console.KIND,
-                 trainer_state.KIND)
+    for kind in (tfevents.KIND, wandb_run.KIND, mlflow_server.KIND, mlflow_db.KIND, trackio_db.KIND,
+                 mlflow_files.KIND, verl_jsonl.KIND, verl_console.KIND, trainer_state.KIND)
 }  # fmt: skip
 DEFAULT = tfevents.KIND.name
 
@@ -101,6 +107,16 @@ def recognise(path: str) -> SourceKind | None:
     return None
 
 
+def owner_of(path: str) -> str | None:
+    """The source file a written file of another name belongs to (`SourceKind.owner`; None: none)."""
+    for candidate in KINDS.values():
+        if candidate.owner is not None:
+            found = candidate.owner(path)
+            if found is not None:
+                return found
+    return None
+
+
 def is_source_file(file_name: str) -> bool:
     """True when some kind reads files named ``file_name`` (what wakes the native watcher)."""
     return claim(file_name) is not None
@@ -108,7 +124,7 @@ def is_source_file(file_name: str) -> bool:
 
 def what_is_read() -> str:
     """The files rltop looks for, for messages: "event files (events.out.tfevents.*), … or …"."""
-    named = [f"{k.label} ({k.pattern})" for k in KINDS.values()]
+    named = [f"{k.label} ({k.pattern})" for k in KINDS.values() if not k.virtual]
     return " or ".join(named) if len(named) < 3 else f"{', '.join(named[:-1])} or {named[-1]}"
 
 

@@ -29,6 +29,8 @@ from typing import Protocol
 
 # URL scheme -> backend module; "" is plain local paths, "*" any URL scheme not named.
 BACKENDS = {"": "rltop.ingest.storage.local", "*": "rltop.ingest.storage.remote"}
+# An MLflow tracking server: read through its REST API, shown as a tree of runs (mlflow_server).
+BACKENDS.update(dict.fromkeys(("http", "https", "mlflow"), "rltop.ingest.sources.mlflow.server"))
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*(?:::[A-Za-z][A-Za-z0-9+.\-]*)*)://")
 
 
