@@ -79,7 +79,7 @@ def test_the_same_verdict_as_the_event_file(server, capsys, tmp_path, monkeypatc
     documents = []
     for target in (f"mlflow://127.0.0.1:{server.port}", str(SQLITE_EVENTS)):
         code, out, err = run_cli(capsys, "snapshot", "-f", "json", "--runs", "capable-auk|Dec04", target)
-        assert code == 1, err  # critical: a reward function sacrificed
+        assert code == 0, err  # a healthy run: a truncation warning, nothing critical
         documents.append(json.loads(out))
     assert documents[0]["runs"][0]["name"] == RUN_NAME
     assert findings(documents[0]) == findings(documents[1])

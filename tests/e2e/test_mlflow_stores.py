@@ -88,8 +88,9 @@ def test_the_same_verdict_as_the_event_file(store, request, capsys, tmp_path, mo
         documents.append(json.loads(out))
     assert documents[0]["runs"][0]["name"] == RUN_NAME
     assert findings(documents[0]) == findings(documents[1])
-    assert [f["rule"] for f in findings(documents[0])] == ["reward_sacrificed", "truncation"]
-    assert documents[0]["runs"][0]["level"] == documents[1]["runs"][0]["level"] == "critical"
+    # a healthy 40-step run: completions at the 16-token cap (a warning), nothing critical
+    assert [f["rule"] for f in findings(documents[0])] == ["truncation"]
+    assert documents[0]["runs"][0]["level"] == documents[1]["runs"][0]["level"] == "warn"
 
 
 @pytest.mark.parametrize("store", ["database", "mlruns"])
@@ -154,7 +155,7 @@ def test_mlflow_tracking_uri_is_read_when_no_path_is_given(database, capsys, tmp
     assert [tracking_uri_path(uri) for uri in ("databricks", "postgresql://u@h/db", "")] == [None] * 3
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{database}")
     code, out, err = run_cli(capsys, "snapshot", "-f", "json")
-    assert code == 1, err
+    assert code == 0, err  # a warning at most: exit 0
     assert [run["name"] for run in json.loads(out)["runs"]] == [RUN_NAME]
 
 
