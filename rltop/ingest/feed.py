@@ -210,9 +210,7 @@ class ChangeBatch:
         for tag, step, wall, text in decoded.texts:
             self.texts.append((run, tag, step, wall, text))
         session = session_label(path) if path is not None else ""
-        columns: TagColumns | None = getattr(decoded, "columns", None)
-        if columns is not None:
-            decoded.columns = None  # type: ignore[attr-defined]  # (its scalars are then empty)
+        columns = decoded.take_columns()  # (the read's scalars are then those per tag only)
         scalars = decoded.scalars
         if scalars:
             self.settle()  # the columns read before these points go first

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from rltop.ingest import storage
 from rltop.ingest.reading import ReadResult
 from rltop.ingest.storage import FileHandle, Unreachable
-from rltop.ingest.tfrecord.bulk import decode_records
+from rltop.ingest.tfrecord.fast.tags import TagCache
 from rltop.ingest.tfrecord.frames import (
     HEADER,
     MAX_BLOCKED,
@@ -31,7 +31,7 @@ from rltop.ingest.tfrecord.frames import (
     scan_frames,
     valid_headers,
 )
-from rltop.ingest.tfrecord.tags import TagCache
+from rltop.ingest.tfrecord.records import decode_records
 from rltop.ingest.tfrecord.torn import recover
 
 # Bytes per read. Measured on a 54 MB log: 4 MB windows loaded it 25 % faster than 16 MB ones

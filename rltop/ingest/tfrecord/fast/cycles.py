@@ -3,7 +3,7 @@
 A writer that logs the same tags at every step writes them in the same order each time, so the
 records of a window repeat one cycle: record j is laid out like record j - P, byte for byte, but
 for its wall time, its step and its value. Over such a run of records the general parse
-(`rltop.ingest.tfrecord.onevalue.parse_one_value`: varint, tag dictionary, layout groups) is done
+(`rltop.ingest.tfrecord.fast.onevalue.parse_one_value`: varint, tag dictionary, layout groups) is done
 once, on a sample, and every other record costs only the gathers of those three fields and its
 CRC, computed from the record of its phase in the run's first cycle
 (`rltop.ingest.tfrecord.crc.masked_crc32c_templated`).
@@ -23,8 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rltop.ingest.tfrecord.crc import register_changes, registers
-from rltop.ingest.tfrecord.frames import HEADER, OVERHEAD, strided_view
-from rltop.ingest.tfrecord.onevalue import (
+from rltop.ingest.tfrecord.fast.onevalue import (
     FastRows,
     Parsed,
     decode_one_value,
@@ -34,8 +33,9 @@ from rltop.ingest.tfrecord.onevalue import (
     varint_words,
     verify,
 )
-from rltop.ingest.tfrecord.period import shortest_period
-from rltop.ingest.tfrecord.tags import TagCache
+from rltop.ingest.tfrecord.fast.period import shortest_period
+from rltop.ingest.tfrecord.fast.tags import TagCache
+from rltop.ingest.tfrecord.frames import HEADER, OVERHEAD, strided_view
 
 MAX_PERIOD = 4096  # tags per step that can be recognised as one cycle
 MIN_RUN = 256  # records: a shorter window is left to the general parse

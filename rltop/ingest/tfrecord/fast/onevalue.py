@@ -26,8 +26,8 @@ from functools import lru_cache
 import numpy as np
 
 from rltop.ingest.tfrecord.crc import masked_crc32c_templated
+from rltop.ingest.tfrecord.fast.tags import TagCache, first_of_key, tag_dictionary
 from rltop.ingest.tfrecord.frames import strided_view
-from rltop.ingest.tfrecord.tags import TagCache, first_of_key, tag_dictionary
 from rltop.ingest.tfrecord.wire import WireError, plugin_name
 
 MAX_FAST_TAG = 120  # tags up to this length take the vectorised path

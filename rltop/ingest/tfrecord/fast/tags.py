@@ -29,10 +29,10 @@ class TagCache:
     digests: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))  # sorted
     ids: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # per sorted digest
     by_name: dict[str, int] = field(default_factory=dict)
-    # Records per cycle in the file's last window (`rltop.ingest.tfrecord.cycles`): the next window's
+    # Records per cycle in the file's last window (`rltop.ingest.tfrecord.fast.cycles`): the next window's
     # sample is made long enough for it at once.
     cycle: int = 0
-    # The first cycle of the file's last run, kept by `rltop.ingest.tfrecord.cycles` (its
+    # The first cycle of the file's last run, kept by `rltop.ingest.tfrecord.fast.cycles` (its
     # `_KeptCycle`: bytes, CRC registers, layout); typed loosely so that tags.py needs no import.
     last_cycle: object = None
 
