@@ -1,0 +1,136 @@
+"""What each speed tier of the event-file reader buys: a full load with one tier switched off.
+
+    python benchmarks/bench_tiers.py                          # the 900k-scalar log, every variant
+    python benchmarks/bench_tiers.py --sizes large --variants all no_cycles --repeat 9
+
+Each variant loads the log (`rltop.ingest.loader.load`, as ``snapshot`` and ``export`` do) in a
+fresh interpreter with one tier off, patched in before the load; the variants run in alternating
+rounds, so that each sees the machine the others saw, and the median of each is shown with the
+gain of its tier: its CPU minus the CPU with every tier on. "load CPU" is user+sys of the load
+alone, imports excluded. The load average is printed before and after.
+
+The variants (``docs/internals/performance.md`` lists what each tier serves):
+
+- ``all``: every tier on (what rltop runs);
+- ``plain``: the whole vectorised tier off (``RLTOP_PLAIN_READER=1``): frames walked one by one,
+  every record through the general wire decoder;
+- ``no_cycles``: the cycle tier off, framing and decoding (`rltop.ingest.tfrecord.fast.cycles`);
+- ``no_tag_cache``: each window groups its tags anew (`rltop.ingest.tfrecord.fast.tags.TagCache`);
+- ``no_columns``: each read split by tag at once instead of one split per file's packs;
+- ``no_adopt``: a new series copies the load's columns instead of keeping them;
+- ``no_allocator``: glibc's malloc left at its defaults (`rltop.ingest.allocator`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from make_logs import EXTRA_SIZES, SIZES, write_log  # noqa: E402
+
+# Patches that turn one tier off, run in the child before the load.
+VARIANTS = {
+    "all": "",
+    "plain": "from rltop.ingest.tfrecord import fast; fast.ENABLED = False",
+    "no_cycles": """
+from rltop.ingest.tfrecord import records
+from rltop.ingest.tfrecord.fast import framing, onevalue
+records.decode_cycles = onevalue.decode_one_value
+framing.record_candidates = lambda buf, u64, u32, n: framing._candidates(buf, u64, u32, n)
+""",
+    "no_tag_cache": """
+from rltop.ingest.tfrecord import reader
+_decode = reader.decode_records
+reader.decode_records = lambda data, starts, lengths, plugins, tags=None: _decode(
+    data, starts, lengths, plugins)
+""",
+    "no_columns": """
+from rltop.ingest.reading import Decoded
+Decoded.take_columns = lambda self: None
+""",
+    "no_adopt": """
+from rltop.model.series import Series
+_append = Series.append
+Series.append = lambda self, *args, adopt=False: _append(self, *args, adopt=False)
+""",
+    "no_allocator": """
+from rltop.ingest import allocator
+allocator.keep_freed_memory = lambda: None
+""",
+}
+
+TIMER = """
+import json, resource, sys, time
+PATH = sys.argv[1]
+from rltop.ingest.loader import load
+{patch}
+cpu0 = time.process_time()
+r = load([PATH])
+cpu = time.process_time() - cpu0
+runs = list(r.store.runs.values())
+count = sum(run.scalar_count() for run in runs)
+hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM:")]
+print(json.dumps({{"count": count, "load_cpu": cpu, "rss_mb": int(hwm[0].split()[1]) / 1024}}))
+"""
+
+
+def measure(variant: str, path: Path) -> dict:
+    """One load of ``path`` with ``variant``'s tier off, in a fresh interpreter."""
+    code = TIMER.format(patch=VARIANTS[variant])
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise SystemExit(f"{variant} failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def report(size: str, variants: list[str], repeat: int) -> None:
+    """Measure every variant on one log, in alternating rounds, and print the medians."""
+    path = write_log(size)
+    print(f"\n{size} ({path.name})   load average before: {os.getloadavg()[0]:.2f}")
+    runs: dict[str, list[dict]] = {name: [] for name in variants}
+    for _ in range(repeat):
+        for name in variants:
+            if name == "plain" and len(runs[name]) >= max(1, repeat // 3):
+                continue  # (tens of seconds: a third of the rounds is enough)
+            runs[name].append(measure(name, path))
+    base = sorted(r["load_cpu"] for r in runs.get("all", []))
+    base_median = base[len(base) // 2] if base else None
+    heads = ("load CPU s", 11), ("min", 7), ("max", 7), ("gain s", 8), ("gain %", 8), ("peak RSS MB", 12)
+    print(f"{'variant':<14}" + "".join(f"{head:>{width}}" for head, width in heads) + f"{'runs':>6}")
+    counts = set()
+    for name, results in runs.items():
+        cpus = sorted(r["load_cpu"] for r in results)
+        median = cpus[len(cpus) // 2]
+        rss = sorted(r["rss_mb"] for r in results)[len(results) // 2]
+        counts |= {r["count"] for r in results}
+        gain = (
+            f"{median - base_median:>8.2f}{100 * (median - base_median) / base_median:>7.0f}%"
+            if base_median
+            else ""
+        )
+        print(f"{name:<14}{median:>11.2f}{cpus[0]:>7.2f}{cpus[-1]:>7.2f}{gain}{rss:>12.0f}{len(cpus):>6}")
+    print("counts agree" if len(counts) == 1 else f"COUNTS DIFFER: {counts}")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+def main() -> None:
+    """Command line."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", nargs="+", default=["medium"], choices=[*SIZES, *EXTRA_SIZES])
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--repeat", type=int, default=7, help="rounds (the median is shown; default 7)")
+    args = parser.parse_args()
+    for size in args.sizes:
+        report(size, args.variants, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
