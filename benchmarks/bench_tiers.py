@@ -19,6 +19,10 @@ The variants (``docs/internals/performance.md`` lists what each tier serves):
 - ``no_columns``: each read split by tag at once instead of one split per file's packs;
 - ``no_adopt``: a new series copies the load's columns instead of keeping them;
 - ``no_allocator``: glibc's malloc left at its defaults (`rltop.ingest.allocator`).
+
+``--export`` measures ``rltop export`` (CSV of every point, the whole process's CPU, imports
+included, as ``bench_export.py`` does) with and without the decimal columns
+(`rltop.model.decimal_columns`: without them, every value goes through numpy's per-value text).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -79,6 +84,46 @@ print(json.dumps({{"count": count, "load_cpu": cpu, "rss_mb": int(hwm[0].split()
 """
 
 
+EXPORT = """
+import sys
+import numpy as np
+if sys.argv[2] == "off":
+    import rltop.report.csv_bytes as csv_bytes
+    def none_done(values):
+        zeros = np.zeros(values.size, np.int64)
+        return np.zeros(values.size, bool), zeros, zeros, zeros
+    csv_bytes.shortest_fixed = none_done
+from rltop.cli import main
+sys.argv = ["rltop", "export", sys.argv[1]]
+main()
+"""
+
+
+def export_cpu(path: Path, decimals: bool) -> float:
+    """CPU seconds of one ``rltop export`` of ``path`` (to /dev/null) in a fresh process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(os.devnull, "wb") as out:
+        command = [sys.executable, "-c", EXPORT, str(path), "on" if decimals else "off"]
+        subprocess.run(command, stdout=out, check=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def report_export(size: str, repeat: int) -> None:
+    """``rltop export`` with and without the decimal columns, alternately; medians."""
+    path = write_log(size)
+    print(f"\nexport of {size} ({path.name})   load average before: {os.getloadavg()[0]:.2f}")
+    runs: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(repeat):
+        for decimals in runs:
+            runs[decimals].append(export_cpu(path, decimals))
+    for decimals, cpus in runs.items():
+        cpus.sort()
+        label = "decimal columns" if decimals else "numpy per value"
+        print(f"{label:<16} process CPU s: median {cpus[len(cpus) // 2]:.2f} ({cpus[0]:.2f}-{cpus[-1]:.2f})")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
 def measure(variant: str, path: Path) -> dict:
     """One load of ``path`` with ``variant``'s tier off, in a fresh interpreter."""
     code = TIMER.format(patch=VARIANTS[variant])
@@ -127,9 +172,13 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", default=["medium"], choices=[*SIZES, *EXTRA_SIZES])
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--repeat", type=int, default=7, help="rounds (the median is shown; default 7)")
+    parser.add_argument("--export", action="store_true", help="rltop export with and without decimal columns")
     args = parser.parse_args()
     for size in args.sizes:
-        report(size, args.variants, args.repeat)
+        if args.export:
+            report_export(size, args.repeat)
+        else:
+            report(size, args.variants, args.repeat)
 
 
 if __name__ == "__main__":
