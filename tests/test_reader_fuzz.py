@@ -54,13 +54,12 @@ def test_damage_inside_a_long_cycle_loses_no_intact_record(tmp_path: Path, monke
     # 1 MB of a real TRL log read in windows of 64 KB to 4 MB: the records repeat one cycle of
     # tags, so framing predicts them and decoding takes them from their fields
     # (rltop.ingest.tfrecord.fast.cycles); damage anywhere must still lose no intact record.
-    from rltop.ingest.tfrecord import frames
-    from rltop.ingest.tfrecord.fast import cycles
+    from rltop.ingest.tfrecord.fast import cycles, framing
 
     (path,) = sorted(LONG_RUN.glob("runs/*/events.out.tfevents.*"))
     fixtures = {"long": read_reference(path, 1_000_000)}
     used = Counter()
-    decode_run, candidates = cycles._decode_run, frames._candidates
+    decode_run, candidates = cycles._decode_run, framing._candidates
 
     def counting_run(*args):
         used["cycles"] += 1
@@ -71,7 +70,7 @@ def test_damage_inside_a_long_cycle_loses_no_intact_record(tmp_path: Path, monke
         return candidates(buf, u64, u32, n, start)
 
     monkeypatch.setattr(cycles, "_decode_run", counting_run)
-    monkeypatch.setattr(frames, "_candidates", counting_candidates)
+    monkeypatch.setattr(framing, "_candidates", counting_candidates)
     rng = random.Random(SEED + 1)
     target = tmp_path / "events.out.tfevents.1.host.1.0"
     failures = []
