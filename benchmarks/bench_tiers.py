@@ -14,7 +14,7 @@ The variants (``docs/internals/performance.md`` lists what each tier serves):
 - ``all``: every tier on (what rltop runs);
 - ``plain``: the whole vectorised tier off (``RLTOP_PLAIN_READER=1``): frames walked one by one,
   every record through the general wire decoder;
-- ``no_cycles``: the cycle tier off, framing and decoding (`rltop.ingest.tfrecord.fast.cycles`);
+- ``no_cycles``: the cycle tier off (`rltop.ingest.tfrecord.fast.cycles`);
 - ``no_tag_cache``: each window groups its tags anew (`rltop.ingest.tfrecord.fast.tags.TagCache`);
 - ``no_columns``: each read split by tag at once instead of one split per file's packs;
 - ``no_adopt``: a new series copies the load's columns instead of keeping them;
@@ -33,6 +33,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -44,9 +45,8 @@ VARIANTS = {
     "plain": "from rltop.ingest.tfrecord import fast; fast.ENABLED = False",
     "no_cycles": """
 from rltop.ingest.tfrecord import records
-from rltop.ingest.tfrecord.fast import framing, onevalue
+from rltop.ingest.tfrecord.fast import onevalue
 records.decode_cycles = onevalue.decode_one_value
-framing.record_candidates = lambda buf, u64, u32, n: framing._candidates(buf, u64, u32, n)
 """,
     "no_tag_cache": """
 from rltop.ingest.tfrecord import reader
@@ -124,11 +124,18 @@ def report_export(size: str, repeat: int) -> None:
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
+AGAINST: dict[str, str] = {}  # variant name -> another checkout to load with (``--against``)
+
+
 def measure(variant: str, path: Path) -> dict:
     """One load of ``path`` with ``variant``'s tier off, in a fresh interpreter."""
-    code = TIMER.format(patch=VARIANTS[variant])
+    code = TIMER.format(patch=VARIANTS.get(variant, ""))
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env)
+    if variant in AGAINST:
+        env["PYTHONPATH"] = AGAINST[variant]
+    # Not run from a checkout: ``python -c`` puts its folder first on sys.path.
+    command = [sys.executable, "-c", code, str(path)]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
     if done.returncode != 0:
         raise SystemExit(f"{variant} failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -173,12 +180,17 @@ def main() -> None:
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--repeat", type=int, default=7, help="rounds (the median is shown; default 7)")
     parser.add_argument("--export", action="store_true", help="rltop export with and without decimal columns")
+    parser.add_argument("--against", metavar="DIR", help="also load with another checkout's rltop")
     args = parser.parse_args()
+    variants = list(args.variants)
+    if args.against:
+        AGAINST["against"] = str(Path(args.against).resolve())
+        variants.append("against")
     for size in args.sizes:
         if args.export:
             report_export(size, args.repeat)
         else:
-            report(size, args.variants, args.repeat)
+            report(size, variants, args.repeat)
 
 
 if __name__ == "__main__":

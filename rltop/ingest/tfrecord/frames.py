@@ -1,13 +1,10 @@
 """TFRecord framing: find every complete record in a byte buffer, fast and defensively.
 
 A record is ``[u64 length][u32 masked crc32c(length)][payload][u32 masked crc32c(payload)]``.
-A plain Python walk over frames tops out near 3M records/s, so the common case is vectorised:
-
-1. candidates are the byte positions ``p`` whose payload would start with ``0x09`` (an Event's
-   ``wall_time`` field, which writers always serialise first), whose length fits the buffer, and
-   whose length CRC checks (computed once per distinct length);
-2. where each candidate's end is the next candidate's start the chain is proven and taken whole;
-3. a Python walk runs only where the chain breaks: events of another shape, damage, and the tail.
+The plain scan walks the records one by one. With the vectorised tier on (the default), the
+candidate record starts of the whole buffer are found at once (`rltop.ingest.tfrecord.fast.framing`),
+every chain of candidates that end where the next starts is taken whole, and the walk runs only
+where the chain breaks: events of another shape, damage, and the tail.
 
 A length-CRC mismatch is "not written yet" when no valid record follows it (the writer is in the
 middle of a record, or a network file system shows zero-filled space before the data), and

@@ -11,9 +11,12 @@ Rust data server): the plain reader takes 40-60x longer on them.
 
 - `onevalue`: one-value scalar records (simple values, torch's and TF2's float tensors) decoded as
   columns, each record's CRC from its layout's template (`rltop.ingest.tfrecord.crc`);
-- `tags`: the exact tag dictionary, remembered from one window of a file to the next;
-- `cycles` and `period`: a logging loop's records repeat one cycle of layouts; framing predicts
-  the next headers from it and decoding parses one cycle instead of every record.
+- `framing`: every record start of a window found at once (`rltop.ingest.tfrecord.frames` walks
+  only where the chain of records breaks);
+- `tags`: the exact tag dictionary, remembered from one window of a file to the next (the column
+  packs of a file's windows share its tag ids);
+- `cycles` and `period`: a logging loop's records repeat one cycle of layouts; one cycle is parsed
+  and every other record decoded from its wall time, step and value fields.
 
 ``RLTOP_PLAIN_READER=1`` in the environment (read once, at import) turns the tier off; tests and
 benchmarks set `ENABLED` instead.

@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
-from rltop.ingest.tfrecord.crc import register_changes, registers
 from rltop.ingest.tfrecord.fast.onevalue import (
     FastRows,
     Parsed,
@@ -142,8 +140,7 @@ def _decode_run(data, buf, starts, lengths, begin, end, sample_start, parsed: Pa
         parsed.tag_ids[templates][phase], parsed.kind[templates][phase], parsed.meta_len[templates][phase],
         phase, step_words, parsed.names,
     )
-    known = _template_registers(buf, run_starts, layout, parsed.tag_ids[templates], tags)
-    rows = verify(data, buf, run_starts, run_lengths, run, phase, run_starts + t_value[phase], known)
+    rows = verify(data, buf, run_starts, run_lengths, run, phase, run_starts + t_value[phase])
     if not like.all():
         rows = _without(rows, ~like)
     failed = np.flatnonzero(~rows.ok)
@@ -206,66 +203,6 @@ def _unlike(buf: np.ndarray, run_starts: np.ndarray, layout: _Layout) -> np.ndar
         tail = (buf[begin : begin + part] ^ rows[0, :part]) & mask[:part]
         unlike = np.concatenate([unlike, np.bitwise_or.reduceat(tail, at[:rest]) != 0])
     return unlike
-
-
-class _KeptCycle(NamedTuple):
-    """A run's first cycle, kept for the file's next window."""
-
-    row: np.ndarray  # its bytes
-    registers: np.ndarray  # the CRC register of each phase's record
-    layout: _Layout
-    tag_ids: np.ndarray  # the tag of each phase
-
-
-def _template_registers(
-    buf: np.ndarray, run_starts: np.ndarray, layout: _Layout, tag_ids: np.ndarray, tags: TagCache
-) -> np.ndarray:
-    """The CRC registers of the run's first cycle (its templates; ``tag_ids`` per phase).
-
-    A file's windows repeat the same cycle, each starting at some phase of it: when this one equals
-    the previous window's first cycle (turned to start at the same tag) outside the fields, its
-    registers follow from that cycle's by the fields' differences, a few lookups per record,
-    instead of feeding every byte (thousands of templates per window with thousands of tags). The
-    cycle kept for the next window is this one.
-    """
-    first = int(run_starts[0]) - HEADER
-    row = buf[first : first + layout.cycle]
-    known = _derived_registers(row, layout, tag_ids, tags.last_cycle)
-    if known is None:
-        known = registers(buf, run_starts[: layout.lengths.size], layout.lengths)
-    tags.last_cycle = _KeptCycle(row.copy(), known, layout, tag_ids.copy())
-    return known
-
-
-def _derived_registers(row, layout: _Layout, tag_ids, previous) -> np.ndarray | None:
-    """The registers of the cycle ``row`` from the previous window's cycle, or None when it differs."""
-    if not isinstance(previous, _KeptCycle) or previous.row.size != row.size:
-        return None
-    old_row, old_registers, old_layout, old_tags = previous
-    turns = np.flatnonzero(old_tags == tag_ids[0])
-    for turn in turns[:4].tolist():
-        if not np.array_equal(np.roll(old_tags, -turn), tag_ids):
-            continue
-        turned = _Layout(np.roll(old_layout.lengths, -turn), np.roll(old_layout.sizes, -turn),
-                         np.roll(old_layout.values, -turn), layout.at, layout.cycle, layout.mask)
-        if not _same_layout(turned, layout):
-            continue
-        cut = int(old_layout.at[turn])
-        old = np.concatenate([old_row[cut:], old_row[:cut]])
-        if ((old ^ row) & layout.mask).any():
-            return None
-        payload = layout.at + HEADER
-        fields = []
-        for offset, dtype in ((1, "<u8"), (9, "<u8"), (layout.values, "<u4")):
-            at = payload + offset
-            fields.append((strided_view(row, dtype)[at] ^ strided_view(old, dtype)[at], offset))
-        return np.roll(old_registers, -turn) ^ register_changes(layout.lengths, fields)
-    return None
-
-
-def _same_layout(one: _Layout, other: _Layout) -> bool:
-    return all(np.array_equal(a, b) for a, b in (
-        (one.lengths, other.lengths), (one.sizes, other.sizes), (one.values, other.values)))
 
 
 def _all_alike(buf: np.ndarray, rows: np.ndarray, first: int, cycle: int, mask: np.ndarray) -> bool:

@@ -167,13 +167,12 @@ def value_offsets(parsed: Parsed) -> np.ndarray:
 
 def verify(
     data: bytes, buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, parsed: Parsed,
-    template: np.ndarray, value_at: np.ndarray, template_registers: np.ndarray | None = None,
+    template: np.ndarray, value_at: np.ndarray,
 ) -> FastRows:
     """Check every parsed record's CRC against its template's and decode those that match.
 
     ``template[i]`` is the index (into the parsed records) of a record of the same layout, itself
-    its own template; ``value_at`` the buffer offset of each record's value;
-    ``template_registers`` the templates' CRC registers, when known (`crc.registers`).
+    its own template; ``value_at`` the buffer offset of each record's value.
     """
     count = starts.size
     ok = np.zeros(count, dtype=bool)
@@ -193,7 +192,7 @@ def verify(
     wall_words = u64[record_starts + 1]
     fields = [(wall_words, 1), (parsed.step_words, 9), (value_words, value_at - record_starts)]
     crcs = masked_crc32c_templated(
-        buf, record_starts, parsed.end - record_starts, template, fields, (1,), template_registers
+        buf, record_starts, parsed.end - record_starts, template, fields, (1,)
     )
     good = crcs == stored
     corrupt[rows[~good]] = True

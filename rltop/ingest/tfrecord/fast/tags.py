@@ -32,9 +32,6 @@ class TagCache:
     # Records per cycle in the file's last window (`rltop.ingest.tfrecord.fast.cycles`): the next window's
     # sample is made long enough for it at once.
     cycle: int = 0
-    # The first cycle of the file's last run, kept by `rltop.ingest.tfrecord.fast.cycles` (its
-    # `_KeptCycle`: bytes, CRC registers, layout); typed loosely so that tags.py needs no import.
-    last_cycle: object = None
 
     def lookup(self, digest: np.ndarray, tag_len: np.ndarray, words: list[np.ndarray],
                last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
