@@ -15,7 +15,8 @@ The variants (``docs/internals/performance.md`` lists what each tier serves):
 - ``plain``: the whole vectorised tier off (``RLTOP_PLAIN_READER=1``): frames walked one by one,
   every record through the general wire decoder;
 - ``no_cycles``: the cycle tier off (`rltop.ingest.tfrecord.fast.cycles`);
-- ``no_tag_cache``: each window groups its tags anew (`rltop.ingest.tfrecord.fast.tags.TagCache`);
+- ``no_tag_cache``: each window groups its tags anew, with tag ids of its own
+  (`rltop.ingest.tfrecord.fast.tags.TagCache`);
 - ``no_columns``: each read split by tag at once instead of one split per file's packs;
 - ``no_adopt``: a new series copies the load's columns instead of keeping them;
 - ``no_allocator``: glibc's malloc left at its defaults (`rltop.ingest.allocator`).

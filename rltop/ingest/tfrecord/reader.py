@@ -70,7 +70,7 @@ class EventFileReader:
         self._identity: object = None
         self._checked: object = None  # the file's version when it was last checked for a rewrite
         self._plugins: dict[str, str] = {}
-        self._tags = TagCache()  # the file's tags, looked up by every window after the first
+        self._tags = TagCache()  # the file's tag ids, shared by the column packs of its windows
         self._head = b""  # the file's first bytes, to notice a rewrite that keeps the inode
         self._reported_stuck = False
 

@@ -1,10 +1,11 @@
-"""An exact tag dictionary for the records of a buffer, remembered across the windows of a file.
+"""An exact tag dictionary for the records of a buffer, with ids that hold for a whole file.
 
-Records are grouped by a digest of their tag's words, and every record's words are compared with
-those of its group's tag, so a digest collision can never merge two tags. The tags of one file
-repeat in every 4 MB window: `TagCache` keeps each tag's digest, words and name, so a window
-looks its records up (one binary search into a few dozen digests) instead of grouping them
-anew; only tags not seen before are grouped by the bucket table.
+Records are grouped by a digest of their tag's words (a bucket table, O(n)), and every record's
+words are compared with those of its group's first record, so a digest collision can never merge
+two tags. `TagCache` gives each name one id for the whole file: the column packs of a file's
+windows share that id space, so the change feed joins them and splits them by tag once
+(`rltop.ingest.columns`), which serves the 3000-tag load and the 6M load's peak memory
+(``docs/internals/performance.md``).
 """
 
 from __future__ import annotations
@@ -23,69 +24,20 @@ class TagCache:
     """The tags found so far in one file (ids are indices into ``names``)."""
 
     names: list[str] = field(default_factory=list)
-    lengths: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # per id
-    # Per word position (0, 1, ... from the tag's start; -1 the word ending at its end): per id.
-    words: dict[int, np.ndarray] = field(default_factory=dict)
-    digests: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))  # sorted
-    ids: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # per sorted digest
     by_name: dict[str, int] = field(default_factory=dict)
     # Records per cycle in the file's last window (`rltop.ingest.tfrecord.fast.cycles`): the next window's
     # sample is made long enough for it at once.
     cycle: int = 0
 
-    def lookup(self, digest: np.ndarray, tag_len: np.ndarray, words: list[np.ndarray],
-               last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(id, known) per record: known when a cached tag has its digest, length and words.
-
-        Positions past the words given are zero for every record (no tag is that long) and for
-        the cached tag of the same length too, so they need no comparing."""
-        if self.digests.size == 0:
-            return np.zeros(digest.size, np.int64), np.zeros(digest.size, dtype=bool)
-        at = np.minimum(np.searchsorted(self.digests, digest), self.digests.size - 1)
-        ids = self.ids[at]
-        known = (self.digests[at] == digest) & (self.lengths[ids] == tag_len)
-        known &= self._column(-1)[ids] == last
-        for position, word in enumerate(words):
-            known &= self._column(position)[ids] == word
-        return ids, known
-
-    def _column(self, position: int) -> np.ndarray:
-        column = self.words.get(position)
-        if column is None:  # no tag this long so far: zeros
-            column = self.words[position] = np.zeros(len(self.names), np.uint64)
-        return column
-
-    def add(self, names: list[str], digests: np.ndarray, lengths: np.ndarray,
-            words: list[np.ndarray], last: np.ndarray) -> np.ndarray:
-        """Remember new tags (a name already known keeps its id); return their ids.
-
-        ``words[k]`` and ``last`` hold the tags' words in the cache's positions, one per tag."""
+    def ids_of(self, names: list[str]) -> np.ndarray:
+        """The id of each name (a new name gets the next id)."""
         ids = np.empty(len(names), dtype=np.int64)
-        fresh: list[int] = []
         for i, name in enumerate(names):
             known = self.by_name.get(name)
             if known is None:  # (a name from other bytes, invalid UTF-8 replaced: one series)
                 known = self.by_name[name] = len(self.names)
                 self.names.append(name)
-                fresh.append(i)
             ids[i] = known
-        if not fresh:
-            return ids
-        take = np.asarray(fresh, dtype=np.int64)
-        count = len(self.names) - take.size  # ids before these
-        self.lengths = np.concatenate([self.lengths, lengths[take]])
-        values = dict(enumerate(words))
-        values[-1] = last
-        for position in set(self.words) | set(values):
-            added = values[position][take] if position in values else np.zeros(take.size, np.uint64)
-            self.words[position] = np.concatenate([self._column(position)[:count], added])
-        # A digest already cached (a collision) stays pointing at its first tag.
-        new_digests = digests[take]
-        keep = ~np.isin(new_digests, self.digests)
-        merged = np.concatenate([self.digests, new_digests[keep]])
-        order = np.argsort(merged, kind="stable")
-        self.digests = merged[order]
-        self.ids = np.concatenate([self.ids, ids[take][keep]])[order]
         return ids
 
 
@@ -95,7 +47,7 @@ def tag_dictionary(data: bytes, tag_start: np.ndarray, tag_len: np.ndarray, cach
     A tag is read as whole words that cover it exactly: words from its start, and one word that
     ends at its end (so nothing past the tag is read and no word needs masking). A tag shorter
     than a word is read with the header bytes before it, which are equal for equal tag lengths
-    and layouts; records of one tag that differ there get two ids, merged by name. Ids index
+    and layouts; records of one tag that differ there get two groups, merged by name. Ids index
     ``cache.names`` (a fresh cache when none is given).
     """
     cache = TagCache() if cache is None else cache
@@ -119,28 +71,16 @@ def tag_dictionary(data: bytes, tag_start: np.ndarray, tag_len: np.ndarray, cach
     # The last word goes in last: a multiplication carries a word's high bytes out of the digest.
     last = words_view[last_at]
     digest = digest * _HASH_PRIME ^ last
-    ids, exact = cache.lookup(digest, tag_len, words, last)
-    new = np.flatnonzero(~exact)
-    if new.size:
-        _learn(data, tag_start, tag_len, digest, words, last, new, ids, exact, cache)
-    return ids, cache.names, exact
-
-
-def _learn(data, tag_start, tag_len, digest, words, last, rows, ids, exact, cache: TagCache) -> None:
-    """Group the records of tags not in the cache, add their tags, and fill in their ids."""
-    first, inverse = _group_digests(digest[rows])
-    representative = rows[first[inverse]]
-    same = (tag_len[rows] == tag_len[representative]) & (last[rows] == last[representative])
+    first, inverse = _group_digests(digest)
+    representative = first[inverse]
+    exact = (tag_len == tag_len[representative]) & (last == last[representative])
     for word in words:
-        same &= word[rows] == word[representative]
-    heads = rows[first]
+        exact &= word == word[representative]
     names = [
         data[begin : begin + size].decode("utf-8", "replace")
-        for begin, size in zip(tag_start[heads].tolist(), tag_len[heads].tolist())
+        for begin, size in zip(tag_start[first].tolist(), tag_len[first].tolist())
     ]
-    group_ids = cache.add(names, digest[heads], tag_len[heads], [w[heads] for w in words], last[heads])
-    ids[rows] = group_ids[inverse]
-    exact[rows] = same
+    return cache.ids_of(names)[inverse], cache.names, exact
 
 
 _SMALL_BUCKETS = 1 << 12  # a table that stays in the first-level cache: a run's tags fit easily
