@@ -14,6 +14,7 @@ The variants (``docs/internals/performance.md`` lists what each tier serves):
 - ``all``: every tier on (what rltop runs);
 - ``plain``: the whole vectorised tier off (``RLTOP_PLAIN_READER=1``): frames walked one by one,
   every record through the general wire decoder;
+- ``plain_framing``, ``plain_decode``: either half of it alone off;
 - ``no_cycles``: the cycle tier off (`rltop.ingest.tfrecord.fast.cycles`);
 - ``no_tag_cache``: each window groups its tags anew, with tag ids of its own
   (`rltop.ingest.tfrecord.fast.tags.TagCache`);
@@ -44,6 +45,16 @@ from make_logs import EXTRA_SIZES, SIZES, write_log  # noqa: E402
 VARIANTS = {
     "all": "",
     "plain": "from rltop.ingest.tfrecord import fast; fast.ENABLED = False",
+    "plain_framing": """
+import numpy as np
+from rltop.ingest.tfrecord.fast import framing
+framing.record_candidates = lambda *args: (np.empty(0, np.int64), np.empty(0, np.int64))
+""",
+    "plain_decode": """
+from rltop.ingest.tfrecord import records
+from rltop.ingest.tfrecord.fast import onevalue
+records.decode_cycles = lambda data, buf, starts, *rest: onevalue.no_rows(starts.size)
+""",
     "no_cycles": """
 from rltop.ingest.tfrecord import records
 from rltop.ingest.tfrecord.fast import onevalue
@@ -149,7 +160,7 @@ def report(size: str, variants: list[str], repeat: int) -> None:
     runs: dict[str, list[dict]] = {name: [] for name in variants}
     for _ in range(repeat):
         for name in variants:
-            if name == "plain" and len(runs[name]) >= max(1, repeat // 3):
+            if name.startswith("plain") and len(runs[name]) >= max(1, repeat // 3):
                 continue  # (tens of seconds: a third of the rounds is enough)
             runs[name].append(measure(name, path))
     base = sorted(r["load_cpu"] for r in runs.get("all", []))
