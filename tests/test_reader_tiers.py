@@ -187,3 +187,13 @@ def test_the_switch_decides_which_tier_decodes(monkeypatch) -> None:
     calls.clear()
     _reads(path, 1 << 22, True, monkeypatch)
     assert not calls
+
+
+def test_a_load_that_copies_fills_the_same_store(monkeypatch) -> None:
+    # A one-shot load hands its columns to new series (adopt); copying them must change nothing.
+    from rltop.model.series import Series
+
+    adopted = _store([str(FIXTURES / "trl2")], False, monkeypatch)
+    append = Series.append
+    monkeypatch.setattr(Series, "append", lambda self, *args, adopt=False: append(self, *args, adopt=False))
+    assert _store([str(FIXTURES / "trl2")], False, monkeypatch) == adopted

@@ -6,6 +6,10 @@ whose payload would start with ``0x09`` (an Event's ``wall_time`` field, which w
 serialise first), whose length fits the buffer and whose length CRC checks (computed once per
 distinct length); `rltop.ingest.tfrecord.frames.scan_frames` takes every chain of candidates that
 end where the next starts, and walks only where a chain breaks.
+
+Goal served: every full-load goal (`rltop.ingest.tfrecord.fast`); with decoding still
+vectorised, walking every frame instead takes the 900k-scalar load from 0.20 to 5.0-5.2 CPU-s.
+Reference-equality test: ``tests/test_reader_tiers.py``.
 """
 
 from __future__ import annotations

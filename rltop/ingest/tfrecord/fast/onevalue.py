@@ -16,6 +16,10 @@ Fields are read as whole words gathered once per record (the wall time and the v
 also the decoded columns). Tags are grouped by an exact dictionary (hash, then every record's tag
 words compared with its group's first record), and metadata bytes are compared with the
 template's in the same way, so a record that differs anywhere else goes to the general decoder.
+
+Goal served: every full-load goal (`rltop.ingest.tfrecord.fast`); with the framing still
+vectorised, decoding every record with the wire decoder instead takes the 900k-scalar load from
+0.20 to 7.3-8.4 CPU-s. Reference-equality test: ``tests/test_reader_tiers.py``.
 """
 
 from __future__ import annotations
