@@ -73,12 +73,16 @@ def one_start(path: Path, tree: str | None = None, hold: bool = True) -> tuple[f
 
 def main() -> None:
     """Print the median (and the range) of ``--repeat`` starts on each log."""
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=5, help="starts per log (default 5)")
     parser.add_argument("--against", metavar="DIR", help="another checkout, started alternately")
-    parser.add_argument("--hold-off", action="store_true",
-                        help="also start with the first-read hold off (the watcher's batches as they come)")
+    parser.add_argument(
+        "--hold-off",
+        action="store_true",
+        help="also start with the first-read hold off (the watcher's batches as they come)",
+    )
     parser.add_argument("--sizes", nargs="+", default=["medium", "large"], choices=["medium", "large"])
     args = parser.parse_args()
     from bytecode import compile_rltop
@@ -102,9 +106,12 @@ def main() -> None:
         for name, pairs in times.items():
             ui = sorted(pair[0] for pair in pairs)
             process = sorted(pair[1] for pair in pairs)
-            print(f"{label:16} {name}: first picture, UI thread: median {statistics.median(ui):.3f} "
-                  f"CPU-s (range {ui[0]:.3f}-{ui[-1]:.3f}, {len(ui)} starts); whole process: median "
-                  f"{statistics.median(process):.2f} CPU-s ({process[0]:.2f}-{process[-1]:.2f})", flush=True)
+            print(
+                f"{label:16} {name}: first picture, UI thread: median {statistics.median(ui):.3f} "
+                f"CPU-s (range {ui[0]:.3f}-{ui[-1]:.3f}, {len(ui)} starts); whole process: median "
+                f"{statistics.median(process):.2f} CPU-s ({process[0]:.2f}-{process[-1]:.2f})",
+                flush=True,
+            )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

@@ -39,8 +39,10 @@ def test_damaged_fixtures_lose_no_intact_record(tmp_path: Path) -> None:
         read_points += read
         if errors:
             edits = [(a, b, len(x)) for a, b, x in case.edits]
-            failures.append(f"case {number}: {case.kind} on {case.fixture} {edits}, window {case.window}, "
-                            f"{'growing' if case.chunks else 'whole'}: {errors}")
+            failures.append(
+                f"case {number}: {case.kind} on {case.fixture} {edits}, window {case.window}, "
+                f"{'growing' if case.chunks else 'whole'}: {errors}"
+            )
     assert not failures, "\n".join(failures[:10])
     assert set(kinds) == set(KINDS)  # every kind of damage was drawn
     assert read_points >= intact_points > 0
@@ -74,7 +76,9 @@ def test_damage_inside_a_long_cycle_loses_no_intact_record(tmp_path: Path, monke
         case.window = rng.choice((1 << 16, 1 << 20, 4 << 20))
         errors, intact, read = run_case(case, fixtures, target)
         if errors:
-            failures.append(f"case {number}: {case.kind} {[(a, b, len(x)) for a, b, x in case.edits]}, "
-                            f"window {case.window}, {'growing' if case.chunks else 'whole'}: {errors}")
+            failures.append(
+                f"case {number}: {case.kind} {[(a, b, len(x)) for a, b, x in case.edits]}, "
+                f"window {case.window}, {'growing' if case.chunks else 'whole'}: {errors}"
+            )
     assert not failures, "\n".join(failures[:10])
     assert used["cycles"] > LONG_CASES  # the cycle path ran

@@ -41,8 +41,9 @@ class TagColumns:
         return int(self.steps.shape[0])
 
 
-def group_by_tag(names: list[str], tag_ids: np.ndarray, steps: np.ndarray, walls: np.ndarray,
-                 values: np.ndarray) -> TagColumns:
+def group_by_tag(
+    names: list[str], tag_ids: np.ndarray, steps: np.ndarray, walls: np.ndarray, values: np.ndarray
+) -> TagColumns:
     """The points (in file order, ``tag_ids`` indexing ``names``) grouped by tag."""
     small = tag_ids.astype(np.uint16) if len(names) < 1 << 16 else tag_ids
     order = np.argsort(small, kind="stable")  # a radix sort on small integers; file order kept

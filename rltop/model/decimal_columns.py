@@ -84,8 +84,9 @@ def shortest_fixed(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
     below &= _valid(low_bits, shift, np.maximum(start - 1, 0), even)
     if below.any():
         rows = np.flatnonzero(below)
-        _, hi[rows] = _bisect(low_bits[rows], shift[rows], even[rows], np.zeros(rows.size, np.int64),
-                              start[rows] - 1)
+        _, hi[rows] = _bisect(
+            low_bits[rows], shift[rows], even[rows], np.zeros(rows.size, np.int64), start[rows] - 1
+        )
     digits = hi
     quotient, _ = _rounded(low_bits, shift, digits)
     carry = quotient >= _POW10[digits]

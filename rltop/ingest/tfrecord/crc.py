@@ -141,7 +141,7 @@ def _zero_feed_tables(count: int):
     """Byte tables of the linear map "feed ``count`` zero bytes" applied to a register."""
     tables = _zero_feed_cache.get(count)
     if tables is None:
-        values = (np.arange(256, dtype=np.uint32)[None, :] << (8 * np.arange(4, dtype=np.uint32))[:, None])
+        values = np.arange(256, dtype=np.uint32)[None, :] << (8 * np.arange(4, dtype=np.uint32))[:, None]
         state = values.reshape(-1)
         for _ in range(count):
             state = _TABLE_NP[state & 0xFF] ^ (state >> 8)
@@ -203,8 +203,14 @@ def masked_crc32c_templated(
     return _mask_np(constant[template] ^ own ^ own_relative ^ np.uint32(_INIT))
 
 
-def _add_lookups(target: np.ndarray, table: np.ndarray, last_byte_row: np.ndarray, words: np.ndarray,
-                 offset: np.ndarray | int, varying: int) -> None:
+def _add_lookups(
+    target: np.ndarray,
+    table: np.ndarray,
+    last_byte_row: np.ndarray,
+    words: np.ndarray,
+    offset: np.ndarray | int,
+    varying: int,
+) -> None:
     """XOR into ``target`` the register contribution of each row's ``words`` at ``offset``, for the
     bytes set in ``varying`` (a byte equal in every row cancels out of every comparison)."""
     width = words.dtype.itemsize

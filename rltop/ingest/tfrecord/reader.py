@@ -288,4 +288,3 @@ class EventFileReader:
         self._plugins.clear()
         self._tags = TagCache()
         self._reported_stuck = False
-

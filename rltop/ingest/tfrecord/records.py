@@ -41,7 +41,10 @@ class DecodedBatch(Decoded):
 
 
 def decode_records(
-    data: bytes, starts: np.ndarray, lengths: np.ndarray, plugins: dict[str, str],
+    data: bytes,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    plugins: dict[str, str],
     tags: TagCache | None = None,
 ) -> DecodedBatch:
     """Decode the records whose payloads are ``data[starts[i] : starts[i] + lengths[i]]``.
@@ -80,8 +83,9 @@ class _Watched(dict):
         return super().get(tag, default)
 
 
-def _decode(data, starts, lengths, plugins: dict[str, str], tensors: bool,
-            tags: TagCache | None) -> DecodedBatch | None:
+def _decode(
+    data, starts, lengths, plugins: dict[str, str], tensors: bool, tags: TagCache | None
+) -> DecodedBatch | None:
     """One decoding pass; None when tensor records must go to the general decoder after all."""
     batch = DecodedBatch()
     buf = np.frombuffer(data, dtype=np.uint8)

@@ -47,8 +47,13 @@ _MIN_CYCLES = 3
 
 
 def decode_cycles(
-    data: bytes, buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, plugins: dict[str, str],
-    tensors: bool = True, tags: TagCache | None = None,
+    data: bytes,
+    buf: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    plugins: dict[str, str],
+    tensors: bool = True,
+    tags: TagCache | None = None,
 ) -> FastRows:
     """`decode_one_value`, with runs of records that repeat a cycle decoded from their fields."""
     count = starts.size
@@ -63,17 +68,41 @@ def decode_cycles(
         if parsed is None:
             begin = end  # (a short run: decoded with what comes before it)
         if begin > done:
-            pieces.append((done, decode_one_value(
-                data, buf, starts[done:begin], lengths[done:begin], plugins, tensors, tags)))
+            pieces.append(
+                (
+                    done,
+                    decode_one_value(
+                        data, buf, starts[done:begin], lengths[done:begin], plugins, tensors, tags
+                    ),
+                )
+            )
         if parsed is not None:
-            pieces.append((begin, _decode_run(data, buf, starts, lengths, begin, end, sample_start, parsed,
-                                              templates, plugins, tensors, tags)))
+            pieces.append(
+                (
+                    begin,
+                    _decode_run(
+                        data,
+                        buf,
+                        starts,
+                        lengths,
+                        begin,
+                        end,
+                        sample_start,
+                        parsed,
+                        templates,
+                        plugins,
+                        tensors,
+                        tags,
+                    ),
+                )
+            )
         done = end
     if not pieces:
         return decode_one_value(data, buf, starts, lengths, plugins, tensors, tags)
     if done < count:
-        pieces.append((done, decode_one_value(
-            data, buf, starts[done:], lengths[done:], plugins, tensors, tags)))
+        pieces.append(
+            (done, decode_one_value(data, buf, starts[done:], lengths[done:], plugins, tensors, tags))
+        )
     return _joined(pieces, count, tags.names)
 
 
@@ -125,8 +154,9 @@ def _find_run(data, buf, starts, lengths, first: int, plugins, tensors, tags):
     return begin, end, first, parsed, templates
 
 
-def _decode_run(data, buf, starts, lengths, begin, end, sample_start, parsed: Parsed, templates,
-                plugins, tensors, tags) -> FastRows:
+def _decode_run(
+    data, buf, starts, lengths, begin, end, sample_start, parsed: Parsed, templates, plugins, tensors, tags
+) -> FastRows:
     """Decode records ``begin:end``, record ``begin + i`` laid out like ``begin + i % period``."""
     period = templates.size
     count = end - begin
@@ -141,9 +171,17 @@ def _decode_run(data, buf, starts, lengths, begin, end, sample_start, parsed: Pa
     layout = _layout(run_lengths[:period], t_size, t_value)
     like = (size == t_size[phase]) & ~_unlike(buf, run_starts, layout)
     run = Parsed(
-        np.arange(count, dtype=np.int64), run_starts + run_lengths, step, size, np.empty(0, np.int64),
-        parsed.tag_ids[templates][phase], parsed.kind[templates][phase], parsed.meta_len[templates][phase],
-        phase, step_words, parsed.names,
+        np.arange(count, dtype=np.int64),
+        run_starts + run_lengths,
+        step,
+        size,
+        np.empty(0, np.int64),
+        parsed.tag_ids[templates][phase],
+        parsed.kind[templates][phase],
+        parsed.meta_len[templates][phase],
+        phase,
+        step_words,
+        parsed.names,
     )
     rows = verify(data, buf, run_starts, run_lengths, run, phase, run_starts + t_value[phase])
     if not like.all():
@@ -242,8 +280,17 @@ def _without(rows: FastRows, drop: np.ndarray) -> FastRows:
     decoded = np.flatnonzero(rows.ok)
     keep = ~drop[decoded]
     ok = rows.ok & ~drop
-    return FastRows(ok, rows.corrupt & ~drop, rows.tag_ids[keep], rows.names, rows.steps[keep],
-                    rows.walls[keep], rows.values[keep], rows.tensor_tags, rows.metadata_tags)
+    return FastRows(
+        ok,
+        rows.corrupt & ~drop,
+        rows.tag_ids[keep],
+        rows.names,
+        rows.steps[keep],
+        rows.walls[keep],
+        rows.values[keep],
+        rows.tensor_tags,
+        rows.metadata_tags,
+    )
 
 
 def _with(rows: FastRows, failed: np.ndarray, again: FastRows) -> FastRows:
@@ -257,8 +304,17 @@ def _with(rows: FastRows, failed: np.ndarray, again: FastRows) -> FastRows:
     joined = [np.concatenate([a, b])[order] for a, b in (
         (rows.tag_ids, again.tag_ids), (rows.steps, again.steps), (rows.walls, again.walls),
         (rows.values, again.values))]  # fmt: skip
-    return FastRows(ok, corrupt, joined[0], rows.names, joined[1], joined[2], joined[3],
-                    rows.tensor_tags | again.tensor_tags, rows.metadata_tags | again.metadata_tags)
+    return FastRows(
+        ok,
+        corrupt,
+        joined[0],
+        rows.names,
+        joined[1],
+        joined[2],
+        joined[3],
+        rows.tensor_tags | again.tensor_tags,
+        rows.metadata_tags | again.metadata_tags,
+    )
 
 
 def _joined(pieces: list[tuple[int, FastRows]], count: int, names: list[str]) -> FastRows:
@@ -274,5 +330,14 @@ def _joined(pieces: list[tuple[int, FastRows]], count: int, names: list[str]) ->
                for name in ("tag_ids", "steps", "walls", "values")]  # fmt: skip
     tensor_tags = set().union(*(rows.tensor_tags for _, rows in pieces))
     metadata_tags = set().union(*(rows.metadata_tags for _, rows in pieces))
-    return FastRows(ok, corrupt, columns[0].astype(np.int64, copy=False), names, columns[1],
-                    columns[2], columns[3], tensor_tags, metadata_tags)
+    return FastRows(
+        ok,
+        corrupt,
+        columns[0].astype(np.int64, copy=False),
+        names,
+        columns[1],
+        columns[2],
+        columns[3],
+        tensor_tags,
+        metadata_tags,
+    )

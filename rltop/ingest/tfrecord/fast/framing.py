@@ -45,5 +45,3 @@ def record_candidates(buf: np.ndarray, u64: np.ndarray, u32: np.ndarray, n: int)
     if not fits.all():
         cand, lengths = cand[fits], lengths[fits]
     return filter_length_crc(u32, cand, lengths)
-
-

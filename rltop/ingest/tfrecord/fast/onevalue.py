@@ -80,8 +80,13 @@ class Parsed:
 
 
 def decode_one_value(
-    data: bytes, buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, plugins: dict[str, str],
-    tensors: bool = True, tags: TagCache | None = None,
+    data: bytes,
+    buf: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    plugins: dict[str, str],
+    tensors: bool = True,
+    tags: TagCache | None = None,
 ) -> FastRows:
     """Decode every one-value scalar record; the others are left (``ok`` False) for the caller.
 
@@ -104,8 +109,13 @@ def no_rows(count: int) -> FastRows:
 
 
 def parse_one_value(
-    data: bytes, buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, plugins: dict[str, str],
-    tensors: bool = True, tags: TagCache | None = None,
+    data: bytes,
+    buf: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    plugins: dict[str, str],
+    tensors: bool = True,
+    tags: TagCache | None = None,
 ) -> Parsed | None:
     """The layout of each record that is a one-value scalar event like its group's first (None: none)."""
     u64 = strided_view(data, "<u8")
@@ -170,8 +180,13 @@ def value_offsets(parsed: Parsed) -> np.ndarray:
 
 
 def verify(
-    data: bytes, buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, parsed: Parsed,
-    template: np.ndarray, value_at: np.ndarray,
+    data: bytes,
+    buf: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    parsed: Parsed,
+    template: np.ndarray,
+    value_at: np.ndarray,
 ) -> FastRows:
     """Check every parsed record's CRC against its template's and decode those that match.
 
@@ -183,7 +198,12 @@ def verify(
     corrupt = np.zeros(count, dtype=bool)
     u64 = strided_view(data, "<u8")
     rows, kind, meta_len, tag_ids, step, names = (
-        parsed.rows, parsed.kind, parsed.meta_len, parsed.tag_ids, parsed.step, parsed.names
+        parsed.rows,
+        parsed.kind,
+        parsed.meta_len,
+        parsed.tag_ids,
+        parsed.step,
+        parsed.names,
     )
     record_starts = starts[rows]
     # The last 8 bytes of a record are its value (when no metadata follows it) and its CRC.
@@ -195,9 +215,7 @@ def verify(
         value_words[with_meta] = strided_view(data, "<u4")[value_at[with_meta]]
     wall_words = u64[record_starts + 1]
     fields = [(wall_words, 1), (parsed.step_words, 9), (value_words, value_at - record_starts)]
-    crcs = masked_crc32c_templated(
-        buf, record_starts, parsed.end - record_starts, template, fields, (1,)
-    )
+    crcs = masked_crc32c_templated(buf, record_starts, parsed.end - record_starts, template, fields, (1,))
     good = crcs == stored
     corrupt[rows[~good]] = True
     ok[rows[good]] = True
