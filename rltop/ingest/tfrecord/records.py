@@ -11,6 +11,8 @@ file order per tag. Both ways read the same points, bit for bit (``tests/test_re
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from rltop.ingest.columns import group_by_tag, split_by_tag
@@ -24,7 +26,7 @@ from rltop.ingest.tfrecord.frames import strided_view
 from rltop.ingest.tfrecord.wire import WireError, decode_event
 from rltop.model.series import Points
 
-_FEW_RECORDS = 16  # reads with at most this many records skip the vectorised tier
+_FEW_RECORDS = 16  # reads with at most this many records (a live tail) take the plain path
 
 
 class DecodedBatch(Decoded):
@@ -34,7 +36,7 @@ class DecodedBatch(Decoded):
     by tag (`rltop.ingest.reading.Decoded`).
     """
 
-    def __init__(self, **decoded) -> None:
+    def __init__(self, **decoded: Any) -> None:
         super().__init__(**decoded)
         self.bad_records: list[int] = []  # payload offsets that did not decode
         self.bad_crc: list[int] = []  # payload offsets whose CRC did not match
