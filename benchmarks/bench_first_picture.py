@@ -30,6 +30,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 ONE_START = """
 import asyncio, sys, time
 import rltop.ui.app as app_module, rltop.ui.session as session_module
+if sys.argv[2] == "hold-off":
+    import rltop.ingest.follow.watcher as watcher_module
+    watcher_module.FIRST_READ_DELIVER_EVERY = 0.0
 began = []
 apply = session_module.Session.apply
 def timed_apply(self, batch):
@@ -46,48 +49,70 @@ async def main():
             await asyncio.sleep(0.01)
             session = app.session
         await pilot.pause()
-        print(time.thread_time() - began[0])
+        print(time.thread_time() - began[0], time.process_time())
 asyncio.run(main())
 """
 
 
-def one_start(path: Path, tree: str | None = None) -> float:
-    """UI-thread CPU of one fresh dashboard from the complete first read to the settled screen
-    (``tree``: the checkout whose rltop runs; default the installed one)."""
+def one_start(path: Path, tree: str | None = None, hold: bool = True) -> tuple[float, float]:
+    """UI-thread CPU of one fresh dashboard from the complete first read to the settled screen,
+    and the whole process's CPU until then (``tree``: the checkout whose rltop runs; default the
+    installed one; ``hold``: False delivers the first read in batches as ``rltop tail`` gets it)."""
     env = dict(os.environ)
     if tree is not None:
         env["PYTHONPATH"] = tree
     # Not run from the checkout: ``python -c`` puts its folder first on sys.path, and PYTHONPATH
     # (another checkout's, to compare) must win.
-    done = subprocess.run([sys.executable, "-c", ONE_START, str(path)], capture_output=True, text=True,
-                          check=True, cwd=tempfile.gettempdir(), env=env)
-    return float(done.stdout.strip().splitlines()[-1])
+    command = [sys.executable, "-c", ONE_START, str(path), "hold" if hold else "hold-off"]
+    done = subprocess.run(
+        command, capture_output=True, text=True, check=True, cwd=tempfile.gettempdir(), env=env
+    )
+    ui, process = done.stdout.strip().splitlines()[-1].split()
+    return float(ui), float(process)
 
 
 def main() -> None:
     """Print the median (and the range) of ``--repeat`` starts on each log."""
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=5, help="starts per log (default 5)")
     parser.add_argument("--against", metavar="DIR", help="another checkout, started alternately")
+    parser.add_argument(
+        "--hold-off",
+        action="store_true",
+        help="also start with the first-read hold off (the watcher's batches as they come)",
+    )
+    parser.add_argument("--sizes", nargs="+", default=["medium", "large"], choices=["medium", "large"])
     args = parser.parse_args()
     from bytecode import compile_rltop
     from make_logs import write_log
 
     compile_rltop()
-    trees: list[tuple[str, str | None]] = [("this checkout", str(ROOT))]
+    trees: list[tuple[str, str | None, bool]] = [("this checkout", str(ROOT), True)]
     if args.against:
-        trees.append((args.against, str(Path(args.against).resolve())))
-    for size, label in (("medium", "30 x 30k (900k)"), ("large", "60 x 100k (6M)")):
+        trees.append((args.against, str(Path(args.against).resolve()), True))
+    if args.hold_off:
+        trees.append(("first-read hold off", str(ROOT), False))
+    labels = {"medium": "30 x 30k (900k)", "large": "60 x 100k (6M)"}
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    for size in args.sizes:
+        label = labels[size]
         path = write_log(size)
-        times: dict[str, list[float]] = {name: [] for name, _ in trees}
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in trees}
         for _ in range(max(args.repeat, 1)):
-            for name, tree in trees:
-                times[name].append(one_start(path, tree))
-        for name, values in times.items():
-            values.sort()
-            print(f"{label:16} {name}: first picture, UI thread: median {statistics.median(values):.3f} "
-                  f"CPU-s (range {values[0]:.3f}-{values[-1]:.3f}, {len(values)} starts)", flush=True)
+            for name, tree, hold in trees:
+                times[name].append(one_start(path, tree, hold))
+        for name, pairs in times.items():
+            ui = sorted(pair[0] for pair in pairs)
+            process = sorted(pair[1] for pair in pairs)
+            print(
+                f"{label:16} {name}: first picture, UI thread: median {statistics.median(ui):.3f} "
+                f"CPU-s (range {ui[0]:.3f}-{ui[-1]:.3f}, {len(ui)} starts); whole process: median "
+                f"{statistics.median(process):.2f} CPU-s ({process[0]:.2f}-{process[-1]:.2f})",
+                flush=True,
+            )
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

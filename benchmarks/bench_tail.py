@@ -133,7 +133,7 @@ def latency(mode: str, steps: int, poll: float) -> dict:
             apply_batch(store, batch)
             now = time.time()
             for points in batch.points:
-                for step in points.steps.tolist():
+                for step in points.points.steps.tolist():
                     arrived.setdefault(step, now)
 
     consumer = threading.Thread(target=consume)

@@ -3,7 +3,6 @@
 * `reading` -- what every source reader returns (`Decoded`, `ReadResult`, `SourceKind`, `SourceReader`).
 * `columns` -- points of many tags, grouped by tag within each read, split by tag once for many reads.
 * `feed` -- the change feed: what the watcher reports, and how a consumer applies it to its `Store`.
-* `allocator` -- the C allocator kept from returning memory while a first read runs.
 * `tfevents`, `tfrecord/` -- the TensorBoard kind and its TFRecord/Event reader and writer.
 * `sources/` -- the registry of source kinds (`sources/__init__.py`) and one folder or module a kind:
   `wandb/`, `trackio/`, `verl/`, `trainer_state`, plus TRL's completions files and the line reader

@@ -7,6 +7,11 @@ again one more per tag: with 3000 tags that bookkeeping was a third of a load. T
 instead joins the columns of consecutive reads of one file and splits them once
 (`rltop.ingest.feed.ChangeBatch`). Sorting stays per window, where the columns fit in the cache:
 joining only moves whole runs of a tag's points.
+
+Goals served: the 3000-tag load at most 1.5x the cost per scalar of the 30-tag one (split per
+read, it takes 0.11 CPU-s more, +31 %), and the 6M-scalar load's peak memory (188 MB; 314 MB split
+per read). Reference-equality test: ``tests/test_reader_tiers.py`` (a load through the feed fills
+the same store as the plain reader's points per tag) and ``tests/test_columns.py``.
 """
 
 from __future__ import annotations
@@ -36,8 +41,9 @@ class TagColumns:
         return int(self.steps.shape[0])
 
 
-def group_by_tag(names: list[str], tag_ids: np.ndarray, steps: np.ndarray, walls: np.ndarray,
-                 values: np.ndarray) -> TagColumns:
+def group_by_tag(
+    names: list[str], tag_ids: np.ndarray, steps: np.ndarray, walls: np.ndarray, values: np.ndarray
+) -> TagColumns:
     """The points (in file order, ``tag_ids`` indexing ``names``) grouped by tag."""
     small = tag_ids.astype(np.uint16) if len(names) < 1 << 16 else tag_ids
     order = np.argsort(small, kind="stable")  # a radix sort on small integers; file order kept

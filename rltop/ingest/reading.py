@@ -14,21 +14,63 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # numpy loads only once a file is read (`rltop PATH` paints its first frame first)
+    from rltop.ingest.columns import TagColumns
     from rltop.model.series import Points
 
 
-@dataclass
 class Decoded:
-    """Everything one read decoded."""
+    """Everything one read decoded.
 
-    scalars: dict[str, Points] = field(default_factory=dict)
-    texts: list[tuple[str, int, float, str]] = field(default_factory=list)  # tag, step, wall, text
-    file_version: str | None = None
-    # Settings of the run found in the source (trainer_state.json's max_steps, logging_steps…): they
-    # reach the rules as the run's config, as transformers' ``args/text_summary`` does.
-    config: dict[str, Any] | None = None
-    # The smallest step among all the scalars, when the decoder knows it (None: not computed).
-    lowest_step: int | None = None
+    Scalar points come per tag (``scalars``) or, from the event-file reader's vectorised tier, as
+    one pack of columns of many tags (``columns``, a `rltop.ingest.columns.TagColumns`): the change
+    feed joins the packs of a file's reads and splits them by tag once (`take_columns`), where a
+    split per read costs a Python step per tag and read. Reading ``scalars`` splits a pack first,
+    so a reader of ``scalars`` sees every point either way. A read holds one form or the other.
+    """
+
+    def __init__(
+        self,
+        scalars: dict[str, Points] | None = None,
+        texts: list[tuple[str, int, float, str]] | None = None,
+        file_version: str | None = None,
+        config: dict[str, Any] | None = None,
+        lowest_step: int | None = None,
+        columns: TagColumns | None = None,
+    ) -> None:
+        self._scalars: dict[str, Points] = {} if scalars is None else scalars
+        self.texts: list[tuple[str, int, float, str]] = texts or []  # tag, step, wall, text
+        self.file_version = file_version
+        # Settings of the run found in the source (trainer_state.json's max_steps, logging_steps…): they
+        # reach the rules as the run's config, as transformers' ``args/text_summary`` does.
+        self.config = config
+        # The smallest step among all the scalars, when the decoder knows it (None: not computed).
+        self.lowest_step = lowest_step
+        self.columns = columns
+
+    @property
+    def scalars(self) -> dict[str, Points]:
+        """Points per tag, in file order (the pack of columns, if any, split by tag first)."""
+        if self.columns is not None:
+            from rltop.ingest.columns import split_by_tag
+
+            assert not self._scalars, "a read holds its points per tag or as columns, not both"
+            self._scalars = split_by_tag([self.columns])
+            self.columns = None
+        return self._scalars
+
+    @scalars.setter
+    def scalars(self, value: dict[str, Points]) -> None:
+        self._scalars = value
+
+    def take_columns(self) -> TagColumns | None:
+        """The pack of columns, given away (None when the points are per tag): the read keeps none."""
+        columns, self.columns = self.columns, None
+        return columns
+
+    def __repr__(self) -> str:
+        columns = self.columns
+        held = f"columns of {len(columns)} points" if columns is not None else f"{len(self._scalars)} tags"
+        return f"{type(self).__name__}({held}, {len(self.texts)} texts, file_version={self.file_version!r})"
 
 
 # Points collected row by row: tag -> (steps, wall times, values), as readers of row-shaped logs

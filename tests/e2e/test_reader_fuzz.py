@@ -39,8 +39,10 @@ def test_damaged_fixtures_lose_no_intact_record(tmp_path: Path) -> None:
         read_points += read
         if errors:
             edits = [(a, b, len(x)) for a, b, x in case.edits]
-            failures.append(f"case {number}: {case.kind} on {case.fixture} {edits}, window {case.window}, "
-                            f"{'growing' if case.chunks else 'whole'}: {errors}")
+            failures.append(
+                f"case {number}: {case.kind} on {case.fixture} {edits}, window {case.window}, "
+                f"{'growing' if case.chunks else 'whole'}: {errors}"
+            )
     assert not failures, "\n".join(failures[:10])
     assert set(kinds) == set(KINDS)  # every kind of damage was drawn
     assert read_points >= intact_points > 0
@@ -52,25 +54,20 @@ LONG_CASES = 100
 
 def test_damage_inside_a_long_cycle_loses_no_intact_record(tmp_path: Path, monkeypatch) -> None:
     # 1 MB of a real TRL log read in windows of 64 KB to 4 MB: the records repeat one cycle of
-    # tags, so framing predicts them and decoding takes them from their fields
-    # (rltop.ingest.tfrecord.cycles); damage anywhere must still lose no intact record.
-    from rltop.ingest.tfrecord import cycles, frames
+    # tags, so decoding takes them from their fields (rltop.ingest.tfrecord.fast.cycles); damage
+    # anywhere must still lose no intact record.
+    from rltop.ingest.tfrecord.fast import cycles
 
     (path,) = sorted(LONG_RUN.glob("runs/*/events.out.tfevents.*"))
     fixtures = {"long": read_reference(path, 1_000_000)}
     used = Counter()
-    decode_run, candidates = cycles._decode_run, frames._candidates
+    decode_run = cycles._decode_run
 
     def counting_run(*args):
         used["cycles"] += 1
         return decode_run(*args)
 
-    def counting_candidates(buf, u64, u32, n, start=0):
-        used["predicted"] += start > 0  # candidates searched only after a predicted chain
-        return candidates(buf, u64, u32, n, start)
-
     monkeypatch.setattr(cycles, "_decode_run", counting_run)
-    monkeypatch.setattr(frames, "_candidates", counting_candidates)
     rng = random.Random(SEED + 1)
     target = tmp_path / "events.out.tfevents.1.host.1.0"
     failures = []
@@ -79,7 +76,9 @@ def test_damage_inside_a_long_cycle_loses_no_intact_record(tmp_path: Path, monke
         case.window = rng.choice((1 << 16, 1 << 20, 4 << 20))
         errors, intact, read = run_case(case, fixtures, target)
         if errors:
-            failures.append(f"case {number}: {case.kind} {[(a, b, len(x)) for a, b, x in case.edits]}, "
-                            f"window {case.window}, {'growing' if case.chunks else 'whole'}: {errors}")
+            failures.append(
+                f"case {number}: {case.kind} {[(a, b, len(x)) for a, b, x in case.edits]}, "
+                f"window {case.window}, {'growing' if case.chunks else 'whole'}: {errors}"
+            )
     assert not failures, "\n".join(failures[:10])
-    assert used["cycles"] > LONG_CASES and used["predicted"] > LONG_CASES // 4  # the new paths ran
+    assert used["cycles"] > LONG_CASES  # the cycle path ran

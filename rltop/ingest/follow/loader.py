@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from rltop.ingest import allocator, sources, storage
+from rltop.ingest import sources, storage
 from rltop.ingest.feed import ChangeBatch, Changes, apply_batch, apply_completions
 from rltop.ingest.follow.discovery import Discovery, DiscoveryError, RunSource, compile_filter, discover
 from rltop.ingest.follow.runfiles import RunFiles, reading_failed
@@ -81,13 +81,10 @@ def load(
     """
     tag_filter = compile_filter(tags, "--tags")
     run_filter = compile_filter(runs, "--runs")
-    allocator.keep_freed_memory()
     try:
         return _load(paths, tag_filter, run_filter, on_progress)
     except storage.Unreachable as error:
         raise DiscoveryError(f"{', '.join(paths)}: cannot reach the storage: {error}") from None
-    finally:
-        allocator.release()
 
 
 def _load(

@@ -38,7 +38,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from rltop.ingest import allocator, sources, storage
+from rltop.ingest import sources, storage
 from rltop.ingest.feed import FALLBACK, FILE_ERROR, REACHABLE, WAITING, ChangeBatch, RunEvent
 from rltop.ingest.follow.discovery import check_paths, compile_filter, root_labels
 from rltop.ingest.follow.fstype import network_filesystem
@@ -224,9 +224,7 @@ class _Follower:
         try:
             self._start_watching()
             self._delivered_at = time.monotonic()  # the first read's hold counts from here
-            allocator.keep_freed_memory()
             self._cycle(rescan=True, poll=False)
-            allocator.release()
             if not self._tracker.runs and not self.reachability.down:
                 self._tracker.batch.events.append(RunEvent(WAITING, None, self._waiting_message()))
             self._flush(first_read_done=True)

@@ -17,4 +17,8 @@ writes the records a TensorBoard ``SummaryWriter`` writes (``rltop demo`` and th
   file.
 * `torn` -- the records hidden in the claimed span of a record whose payload CRC fails.
 * `wire` -- a small protobuf wire decoder for TensorBoard's ``Event`` messages (no protobuf import).
+
+* ``fast/`` -- the vectorised tier of the event-file reader, behind one switch; ignore it unless you
+  work on speed.
+* `records` -- decode many Event records at once, the plain way or through the vectorised tier.
 """

@@ -141,7 +141,7 @@ def _zero_feed_tables(count: int):
     """Byte tables of the linear map "feed ``count`` zero bytes" applied to a register."""
     tables = _zero_feed_cache.get(count)
     if tables is None:
-        values = (np.arange(256, dtype=np.uint32)[None, :] << (8 * np.arange(4, dtype=np.uint32))[:, None])
+        values = np.arange(256, dtype=np.uint32)[None, :] << (8 * np.arange(4, dtype=np.uint32))[:, None]
         state = values.reshape(-1)
         for _ in range(count):
             state = _TABLE_NP[state & 0xFF] ^ (state >> 8)
@@ -174,7 +174,6 @@ def masked_crc32c_templated(
     template: np.ndarray,
     fields: list[tuple[np.ndarray, np.ndarray | int]],
     relative: tuple[int, ...] = (),
-    template_registers: np.ndarray | None = None,
 ) -> np.ndarray:
     """Masked CRC32C of rows that equal their template row except inside the ``fields`` words.
 
@@ -185,8 +184,7 @@ def masked_crc32c_templated(
     templates are fed byte by byte; every other row costs one lookup per byte that varies.
     The fields numbered in ``relative`` are taken as their difference to the template's words:
     bytes that differ between layouts but never within one (those after a step's varint) then
-    cost nothing. ``template_registers`` (the templates' `registers`, in row order) spares
-    feeding them when the caller knows them.
+    cost nothing.
     """
     templates = np.flatnonzero(template == np.arange(template.size))
     table = _shift_table(int(lengths.max()) if lengths.size else 1)
@@ -201,31 +199,18 @@ def masked_crc32c_templated(
             words, target = words ^ words[template], own_relative
         _add_lookups(target, table, last_byte_row, words, offset, int(np.bitwise_or.reduce(words ^ words[0])))
     constant = np.zeros(starts.shape[0], dtype=np.uint32)
-    if template_registers is None:
-        template_registers = registers(buf, starts[templates], lengths[templates])
-    constant[templates] = template_registers ^ own[templates]
+    constant[templates] = _registers(buf, starts[templates], lengths[templates], _INIT) ^ own[templates]
     return _mask_np(constant[template] ^ own ^ own_relative ^ np.uint32(_INIT))
 
 
-def registers(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The CRC register after feeding each row (the CRC before its final xor and masking)."""
-    return _registers(buf, starts, lengths, _INIT)
-
-
-def register_changes(lengths: np.ndarray, fields: list[tuple[np.ndarray, np.ndarray | int]]) -> np.ndarray:
-    """How each row's register changes when the ``fields`` words (differences, as ``(words,
-    offset)``, see `masked_crc32c_templated`) are XOR-ed into a row of that length."""
-    table = _shift_table(int(lengths.max()) if lengths.size else 1)
-    last_byte_row = (lengths - 1) * 256
-    changes = np.zeros(lengths.shape[0], dtype=np.uint32)
-    for words, offset in fields:
-        if words.size:
-            _add_lookups(changes, table, last_byte_row, words, offset, int(np.bitwise_or.reduce(words)))
-    return changes
-
-
-def _add_lookups(target: np.ndarray, table: np.ndarray, last_byte_row: np.ndarray, words: np.ndarray,
-                 offset: np.ndarray | int, varying: int) -> None:
+def _add_lookups(
+    target: np.ndarray,
+    table: np.ndarray,
+    last_byte_row: np.ndarray,
+    words: np.ndarray,
+    offset: np.ndarray | int,
+    varying: int,
+) -> None:
     """XOR into ``target`` the register contribution of each row's ``words`` at ``offset``, for the
     bytes set in ``varying`` (a byte equal in every row cancels out of every comparison)."""
     width = words.dtype.itemsize

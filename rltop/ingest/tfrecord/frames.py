@@ -1,13 +1,10 @@
 """TFRecord framing: find every complete record in a byte buffer, fast and defensively.
 
 A record is ``[u64 length][u32 masked crc32c(length)][payload][u32 masked crc32c(payload)]``.
-A plain Python walk over frames tops out near 3M records/s, so the common case is vectorised:
-
-1. candidates are the byte positions ``p`` whose payload would start with ``0x09`` (an Event's
-   ``wall_time`` field, which writers always serialise first), whose length fits the buffer, and
-   whose length CRC checks (computed once per distinct length);
-2. where each candidate's end is the next candidate's start the chain is proven and taken whole;
-3. a Python walk runs only where the chain breaks: events of another shape, damage, and the tail.
+The plain scan walks the records one by one. With the vectorised tier on (the default), the
+candidate record starts of the whole buffer are found at once (`rltop.ingest.tfrecord.fast.framing`),
+every chain of candidates that end where the next starts is taken whole, and the walk runs only
+where the chain breaks: events of another shape, damage, and the tail.
 
 A length-CRC mismatch is "not written yet" when no valid record follows it (the writer is in the
 middle of a record, or a network file system shows zero-filled space before the data), and
@@ -18,7 +15,7 @@ once, its last 64 KB kept) so that garbage can never hold unbounded memory.
 A valid header whose record does not fit in the buffer is waited for, unless a complete valid record
 starts inside its claimed span: then the writer has moved on (a torn write, or a length that is
 wrong although its CRC checks) and the span is damage like any other. Payload CRCs are checked by
-the decoder (`rltop.ingest.tfrecord.bulk`), for every record; `rltop.ingest.tfrecord.torn` then
+the decoder (`rltop.ingest.tfrecord.records`), for every record; `rltop.ingest.tfrecord.torn` then
 searches the claimed span of each record that fails for the records hidden in it.
 """
 
@@ -29,8 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rltop.ingest.tfrecord import fast
 from rltop.ingest.tfrecord.crc import masked_crc32c_rows
-from rltop.ingest.tfrecord.period import shortest_period
 
 HEADER = 12  # u64 length + u32 length crc
 OVERHEAD = 16  # header + u32 payload crc
@@ -74,7 +71,12 @@ def scan_frames(data: bytes) -> FrameScan:
     buf = np.frombuffer(data, dtype=np.uint8)
     u64 = strided_view(data, "<u8")
     u32 = strided_view(data, "<u4")
-    starts, lengths = _chain_then_candidates(buf, u64, u32, n)
+    if fast.ENABLED:
+        from rltop.ingest.tfrecord.fast.framing import record_candidates
+
+        starts, lengths = record_candidates(buf, u64, u32, n)
+    else:  # the plain reader: the walk below takes every record
+        starts = lengths = np.empty(0, np.int64)
     ends = starts + OVERHEAD + lengths
     breaks = np.flatnonzero(ends[:-1] != starts[1:]) if starts.size > 1 else np.empty(0, np.int64)
 
@@ -137,13 +139,13 @@ def valid_headers(data: bytes | memoryview, start: int = 0) -> Iterator[tuple[in
     n = len(data)
     u64 = strided_view(data, "<u8")
     u32 = strided_view(data, "<u4")
-    for window in range(start, n - HEADER + 1, _RESYNC_WINDOW):
-        pos = np.arange(window, min(window + _RESYNC_WINDOW, n - HEADER + 1), dtype=np.int64)
+    for window in range(start, n - HEADER + 1, RESYNC_WINDOW):
+        pos = np.arange(window, min(window + RESYNC_WINDOW, n - HEADER + 1), dtype=np.int64)
         lengths = u64[pos]
         plausible = lengths < MAX_RECORD
         pos, lengths = pos[plausible], lengths[plausible].astype(np.int64)
         if pos.size:
-            yield from zip(*(a.tolist() for a in _filter_length_crc(u32, pos, lengths)))
+            yield from zip(*(a.tolist() for a in filter_length_crc(u32, pos, lengths)))
 
 
 def record_crc_ok(record: bytes | memoryview) -> bool:
@@ -166,84 +168,11 @@ def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def _chain_then_candidates(buf: np.ndarray, u64: np.ndarray, u32: np.ndarray, n: int):
-    """`_candidates` of the whole buffer, or of its end only when a cycle of lengths proves the rest.
-
-    A writer logging the same tags every step writes records whose lengths repeat one cycle. The
-    candidates of the first 64 KB (512 KB for a long cycle) give the start of the chain; from where
-    its lengths repeat, the next records are predicted, and a predicted record is taken only when
-    its header holds the length predicted and that length's CRC: each proven record ends where the
-    next begins, so the chain is exactly what the candidate scan would have found, without
-    searching 4 MB for it.
-    """
-    for prefix in _PREFIXES:  # a short cycle shows in a short prefix; thousands of tags need more
-        if n <= prefix * 2:
-            return _candidates(buf, u64, u32, n)
-        starts, lengths = _candidates(buf, u64, u32, prefix)
-        if starts.size < _MIN_CHAIN or starts[0] != 0:
-            return _candidates(buf, u64, u32, n)
-        ends = starts + OVERHEAD + lengths
-        broken = np.flatnonzero(ends[:-1] != starts[1:])
-        chain = int(broken[0]) + 1 if broken.size else starts.size  # records chained from 0
-        period = shortest_period(lengths[:chain], _MAX_CYCLE) if chain >= _MIN_CHAIN else None
-        if period is not None:
-            break
-        if broken.size:
-            return _candidates(buf, u64, u32, n)
-    else:
-        return _candidates(buf, u64, u32, n)
-    cycle_lengths = lengths[chain - period : chain]
-    sizes = cycle_lengths + OVERHEAD
-    cycle_bytes = int(sizes.sum())
-    at = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    begin = int(ends[chain - 1])
-    whole = (n - begin) // cycle_bytes
-    predicted = ((begin + cycle_bytes * np.arange(whole + 1, dtype=np.int64))[:, None] + at).ravel()
-    expected = np.tile(cycle_lengths, whole + 1)
-    fits = predicted + OVERHEAD + expected <= n
-    predicted, expected = predicted[fits], expected[fits]
-    crcs = np.tile(_length_crcs(cycle_lengths), whole + 1)[fits]
-    proven = (u64[predicted] == expected.astype(np.uint64)) & (u32[predicted + 8] == crcs)
-    bad = np.flatnonzero(~proven)
-    taken = int(bad[0]) if bad.size else predicted.size
-    stop = int(predicted[taken - 1] + OVERHEAD + expected[taken - 1]) if taken else begin
-    later_starts, later_lengths = _candidates(buf, u64, u32, n, stop)
-    return (np.concatenate([starts[:chain], predicted[:taken], later_starts]),
-            np.concatenate([lengths[:chain], expected[:taken], later_lengths]))
-
-
-_PREFIXES = (1 << 16, 1 << 19)  # the second holds two cycles of 4000 records of 60 bytes
-_MIN_CHAIN = 64
-_MAX_CYCLE = 4096
-
-
-def _candidates(buf: np.ndarray, u64: np.ndarray, u32: np.ndarray, n: int, start: int = 0):
-    """Record starts in ``[start, n)`` whose payload begins with 0x09, that end by ``n``, and whose
-    length CRC checks."""
-    if n - start < OVERHEAD + 1:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    # Block by block: the comparison's mask is a byte per byte, and a window holding one huge
-    # record (a 500 MB text summary) must not cost a second buffer of its size.
-    blocks = [
-        np.flatnonzero(buf[block + HEADER : min(block + _RESYNC_WINDOW, n - HEADER) + HEADER] == 0x09) + block
-        for block in range(start, n - HEADER, _RESYNC_WINDOW)
-    ]
-    cand = np.concatenate(blocks) if len(blocks) != 1 else blocks[0]
-    if cand.size == 0:
-        return cand.astype(np.int64), cand.astype(np.int64)
-    # A length of 2^63 or more reads as negative: "does not fit", like any other too large.
-    lengths = u64[cand].view(np.int64)
-    fits = (lengths < MAX_RECORD) & (lengths >= 0) & (cand + OVERHEAD + lengths <= n)
-    if not fits.all():
-        cand, lengths = cand[fits], lengths[fits]
-    return _filter_length_crc(u32, cand, lengths)
-
-
 _SMALL_LENGTHS = 4096
 _small_length_crcs: np.ndarray | None = None
 
 
-def _length_crcs(lengths: np.ndarray) -> np.ndarray:
+def length_crcs(lengths: np.ndarray) -> np.ndarray:
     """Masked CRC32C of each length's 8 little-endian bytes (computed once per distinct value)."""
     global _small_length_crcs
     if _small_length_crcs is None:
@@ -267,14 +196,14 @@ def _crc_of_lengths(values: np.ndarray) -> np.ndarray:
     return masked_crc32c_rows(raw, np.arange(count, dtype=np.int64) * 8, np.full(count, 8))
 
 
-def _filter_length_crc(u32: np.ndarray, starts: np.ndarray, lengths: np.ndarray):
+def filter_length_crc(u32: np.ndarray, starts: np.ndarray, lengths: np.ndarray):
     """Keep the (start, length) pairs whose stored length CRC matches."""
-    ok = _length_crcs(lengths) == u32[starts + 8]
+    ok = length_crcs(lengths) == u32[starts + 8]
     return starts[ok], lengths[ok]
 
 
 def _length_crc_ok(data: bytes, pos: int, length: int, stored: int) -> bool:
-    return int(_length_crcs(np.array([length], dtype=np.int64))[0]) == stored
+    return int(length_crcs(np.array([length], dtype=np.int64))[0]) == stored
 
 
 def _next_valid_record(data, buf, u64, u32, start: int, starts: np.ndarray) -> int | None:
@@ -295,15 +224,15 @@ def _next_valid_record(data, buf, u64, u32, start: int, starts: np.ndarray) -> i
 
 
 _RESYNC_BATCH = 64
-_RESYNC_WINDOW = 1 << 22
+RESYNC_WINDOW = 1 << 22
 
 
 def _general_resync(data, u64, u32, buf, start: int, stop: int) -> int | None:
     """Any record start in [start, stop) (any payload shape) with both CRCs valid."""
     n = len(data)
     last = min(stop, n - OVERHEAD)
-    for window in range(start, last, _RESYNC_WINDOW):
-        end = min(window + _RESYNC_WINDOW, last)
+    for window in range(start, last, RESYNC_WINDOW):
+        end = min(window + RESYNC_WINDOW, last)
         low, high, stored = u32[window:end], u32[window + 4 : end + 4], u32[window + 8 : end + 8]
         # On slices of the strided views (no gather): a length below MAX_RECORD has a zero high
         # half, and a header's 12 bytes are never all zero (the length CRC of a zero length is
@@ -316,7 +245,7 @@ def _general_resync(data, u64, u32, buf, start: int, stop: int) -> int | None:
         lengths = low[maybe].astype(np.int64)
         fits = pos + OVERHEAD + lengths <= n
         pos, lengths = pos[fits], lengths[fits]
-        pos, lengths = _filter_length_crc(u32, pos, lengths)
+        pos, lengths = filter_length_crc(u32, pos, lengths)
         for p, length in zip(pos.tolist(), lengths.tolist()):
             crc = masked_crc32c_rows(buf, np.array([p + HEADER]), np.array([length]))[0]
             if int(crc) == int(u32[p + HEADER + length]):

@@ -1,65 +1,58 @@
-"""Decode many Event records at once: numpy for the one-value scalar layouts, Python for the rest.
+"""Decode many Event records at once, the plain way or through the vectorised tier.
 
-Almost every record a SummaryWriter writes for ``add_scalar`` (a simple value, or a float32
-tensor with torch's ``new_style=True`` and TF2 writers) is decoded column-wise by
-`rltop.ingest.tfrecord.onevalue`. Everything else (file_version, text summaries, other tensors,
-step 0, several values per event, unknown fields) goes through the general wire decoder, and both
-streams are merged back in file order per tag. Every payload's CRC is checked on both paths.
+The plain decoder is the reference: every record goes through the general wire decoder
+(`rltop.ingest.tfrecord.wire`), its payload CRC checked first. With the vectorised tier on
+(`rltop.ingest.tfrecord.fast`, the default), the records of the one-value scalar layouts (a
+simple value, or a float32 tensor with torch's ``new_style=True`` and TF2 writers) are decoded
+column-wise there; everything else (file_version, text summaries, other tensors, several values
+per event, unknown fields) still goes through the wire decoder, and both streams are merged back in
+file order per tag. Both ways read the same points, bit for bit (``tests/test_reader_tiers.py``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from rltop.ingest.columns import TagColumns, group_by_tag, split_by_tag
+from rltop.ingest.columns import group_by_tag, split_by_tag
 from rltop.ingest.reading import Decoded
+from rltop.ingest.tfrecord import fast
 from rltop.ingest.tfrecord.crc import masked_crc32c_rows
-from rltop.ingest.tfrecord.cycles import decode_cycles
+from rltop.ingest.tfrecord.fast.cycles import decode_cycles
+from rltop.ingest.tfrecord.fast.onevalue import FastRows, no_rows
+from rltop.ingest.tfrecord.fast.tags import TagCache
 from rltop.ingest.tfrecord.frames import strided_view
-from rltop.ingest.tfrecord.onevalue import FastRows, no_rows
-from rltop.ingest.tfrecord.tags import TagCache
 from rltop.ingest.tfrecord.wire import WireError, decode_event
 from rltop.model.series import Points
 
-_FEW_RECORDS = 16  # reads with at most this many records skip the vectorised path
+_FEW_RECORDS = 16  # reads with at most this many records (a live tail) take the plain path
 
 
-@dataclass
 class DecodedBatch(Decoded):
-    """Everything decoded from one buffer of records (scalars per tag in file order), plus damage.
+    """Everything decoded from one buffer of records, plus the damage found in it.
 
-    When every scalar came from the vectorised path they are kept as ``columns``, not split by
-    tag: the change feed joins the columns of a file's reads and splits them once. Reading
-    ``scalars`` splits them here instead. A batch never holds both.
+    When every scalar came from the vectorised tier they are one pack of ``columns``, not split
+    by tag (`rltop.ingest.reading.Decoded`).
     """
 
-    bad_records: list[int] = field(default_factory=list)  # payload offsets that did not decode
-    bad_crc: list[int] = field(default_factory=list)  # payload offsets whose CRC did not match
-    columns: TagColumns | None = None
-
-    @property  # type: ignore[override]
-    def scalars(self) -> dict[str, Points]:
-        """Scalars per tag (splitting the columns, if any, first)."""
-        if self.columns is not None:
-            self._scalars = split_by_tag([self.columns])
-            self.columns = None
-        return self._scalars
-
-    @scalars.setter
-    def scalars(self, value: dict[str, Points]) -> None:
-        self._scalars = value
+    def __init__(self, **decoded: Any) -> None:
+        super().__init__(**decoded)
+        self.bad_records: list[int] = []  # payload offsets that did not decode
+        self.bad_crc: list[int] = []  # payload offsets whose CRC did not match
 
 
 def decode_records(
-    data: bytes, starts: np.ndarray, lengths: np.ndarray, plugins: dict[str, str],
+    data: bytes,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    plugins: dict[str, str],
     tags: TagCache | None = None,
 ) -> DecodedBatch:
     """Decode the records whose payloads are ``data[starts[i] : starts[i] + lengths[i]]``.
 
     ``plugins`` (tag -> plugin name) is updated in place, as the general decoder does; ``tags``
-    remembers the file's tags from one call to the next (`rltop.ingest.tfrecord.tags`).
+    remembers the file's tags from one call to the next (`rltop.ingest.tfrecord.fast.tags`).
     """
     if starts.size == 0:
         return DecodedBatch()
@@ -92,26 +85,27 @@ class _Watched(dict):
         return super().get(tag, default)
 
 
-def _decode(data, starts, lengths, plugins: dict[str, str], tensors: bool,
-            tags: TagCache | None) -> DecodedBatch | None:
+def _decode(
+    data, starts, lengths, plugins: dict[str, str], tensors: bool, tags: TagCache | None
+) -> DecodedBatch | None:
     """One decoding pass; None when tensor records must go to the general decoder after all."""
     batch = DecodedBatch()
     buf = np.frombuffer(data, dtype=np.uint8)
-    if starts.size > _FEW_RECORDS:
-        fast = decode_cycles(data, buf, starts, lengths, plugins, tensors, tags)
+    if fast.ENABLED and starts.size > _FEW_RECORDS:
+        rows = decode_cycles(data, buf, starts, lengths, plugins, tensors, tags)
     else:
-        # A live-tail read of a few records: the per-record path costs less than the fixed
-        # overhead of some fifty numpy calls.
-        fast = no_rows(starts.size)
-    corrupt = fast.corrupt
-    slow = np.flatnonzero(~fast.ok & ~corrupt)
+        # The plain reader, and a live-tail read of a few records: the per-record path costs less
+        # than the fixed overhead of some fifty numpy calls.
+        rows = no_rows(starts.size)
+    corrupt = rows.corrupt
+    slow = np.flatnonzero(~rows.ok & ~corrupt)
     # Every payload's CRC is checked: a flipped bit must never become a wrong point (or, through
-    # a wrong step, purge a series). Fast rows were checked in decode_cycles.
+    # a wrong step, purge a series). Rows of the vectorised tier were checked there.
     stored = strided_view(data, "<u4")[starts[slow] + lengths[slow]]
     slow_ok = masked_crc32c_rows(buf, starts[slow], lengths[slow]) == stored
     corrupt[slow[~slow_ok]] = True
     batch.bad_crc = starts[np.flatnonzero(corrupt)].tolist()
-    watched = _Watched(plugins) if fast.tensor_tags else plugins
+    watched = _Watched(plugins) if rows.tensor_tags else plugins
     # tag -> list of (record index, step, wall, value, single) from the slow path
     slow_points: dict[str, list[tuple[int, int, float, float, bool]]] = {}
     view = memoryview(data)  # payload slices without copies (a text record may be huge)
@@ -131,21 +125,21 @@ def _decode(data, starts, lengths, plugins: dict[str, str], tensors: bool,
         for tag, text in event.texts:
             batch.texts.append((tag, event.step, event.wall_time, text))
     if isinstance(watched, _Watched):
-        if _tensor_conflict(watched, fast, plugins):
+        if _tensor_conflict(watched, rows, plugins):
             return None
         plugins.clear()
         plugins.update(watched)
-        for tag in fast.metadata_tags:
+        for tag in rows.metadata_tags:
             plugins[tag] = "scalars"  # what the general decoder would have recorded
-    fast_index = np.flatnonzero(fast.ok)
-    tag_ids, tag_names = fast.tag_ids, fast.names
+    fast_index = np.flatnonzero(rows.ok)
+    tag_ids, tag_names = rows.tag_ids, rows.names
     if tag_ids.size:
-        columns = group_by_tag(tag_names, tag_ids, fast.steps, fast.walls, fast.values)
+        columns = group_by_tag(tag_names, tag_ids, rows.steps, rows.walls, rows.values)
         if slow_points:
             batch.scalars = split_by_tag([columns])  # merged with the slow points below, per tag
         else:
             batch.columns = columns
-        batch.lowest_step = int(fast.steps.min())
+        batch.lowest_step = int(rows.steps.min())
     if slow_points:
         slow_lowest = min(point[1] for points in slow_points.values() for point in points)
         batch.lowest_step = slow_lowest if batch.lowest_step is None else min(batch.lowest_step, slow_lowest)
@@ -154,14 +148,14 @@ def _decode(data, starts, lengths, plugins: dict[str, str], tensors: bool,
     return batch
 
 
-def _tensor_conflict(watched: _Watched, fast: FastRows, before: dict[str, str]) -> bool:
+def _tensor_conflict(watched: _Watched, rows: FastRows, before: dict[str, str]) -> bool:
     """Whether records of the general decoder and tensor records decoded in bulk read differently
     together than in file order: a plugin other than scalars set for a tag with bulk tensor
     records, or a bare tensor looked up while bulk records (unordered with it) set the plugin."""
-    for tag in fast.tensor_tags:
+    for tag in rows.tensor_tags:
         if watched.set.get(tag, set()) - {"scalars"}:
             return True
-        if tag in fast.metadata_tags and tag in watched.looked_up and before.get(tag) is None:
+        if tag in rows.metadata_tags and tag in watched.looked_up and before.get(tag) is None:
             return True
     return False
 

@@ -3,7 +3,7 @@
 A writer that logs the same tags at every step writes them in the same order each time, so the
 records of a window repeat one cycle: record j is laid out like record j - P, byte for byte, but
 for its wall time, its step and its value. Over such a run of records the general parse
-(`rltop.ingest.tfrecord.onevalue.parse_one_value`: varint, tag dictionary, layout groups) is done
+(`rltop.ingest.tfrecord.fast.onevalue.parse_one_value`: varint, tag dictionary, layout groups) is done
 once, on a sample, and every other record costs only the gathers of those three fields and its
 CRC, computed from the record of its phase in the run's first cycle
 (`rltop.ingest.tfrecord.crc.masked_crc32c_templated`).
@@ -12,19 +12,21 @@ The CRC is what proves the layout: a record that differs from its phase's first 
 outside the three fields (another tag of the same length, say) fails it, and the general parse
 decodes it again, which then tells a corrupt record from a different one. The step's word also
 holds the bytes after the varint; those are compared with the template's, since the CRC cannot.
+
+Goal served: the 6M-scalar load in at most 1.5 CPU-s. Without it that load takes 0.34-0.40 CPU-s
+more (28-34 %: 1.52 instead of 1.18), the 900k and tensor loads 0.04-0.06 more
+(``docs/internals/performance.md``). Reference-equality test: ``tests/test_reader_tiers.py`` (and
+``tests/test_reader_cycles.py`` for flipped bits and records unlike their phase).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
-from rltop.ingest.tfrecord.crc import register_changes, registers
-from rltop.ingest.tfrecord.frames import HEADER, OVERHEAD, strided_view
-from rltop.ingest.tfrecord.onevalue import (
+from rltop.ingest.tfrecord.fast.onevalue import (
     FastRows,
     Parsed,
     decode_one_value,
@@ -34,8 +36,9 @@ from rltop.ingest.tfrecord.onevalue import (
     varint_words,
     verify,
 )
-from rltop.ingest.tfrecord.period import shortest_period
-from rltop.ingest.tfrecord.tags import TagCache
+from rltop.ingest.tfrecord.fast.period import shortest_period
+from rltop.ingest.tfrecord.fast.tags import TagCache
+from rltop.ingest.tfrecord.frames import HEADER, OVERHEAD, strided_view
 
 MAX_PERIOD = 4096  # tags per step that can be recognised as one cycle
 MIN_RUN = 256  # records: a shorter window is left to the general parse
@@ -44,8 +47,13 @@ _MIN_CYCLES = 3
 
 
 def decode_cycles(
-    data: bytes, buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, plugins: dict[str, str],
-    tensors: bool = True, tags: TagCache | None = None,
+    data: bytes,
+    buf: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    plugins: dict[str, str],
+    tensors: bool = True,
+    tags: TagCache | None = None,
 ) -> FastRows:
     """`decode_one_value`, with runs of records that repeat a cycle decoded from their fields."""
     count = starts.size
@@ -60,17 +68,41 @@ def decode_cycles(
         if parsed is None:
             begin = end  # (a short run: decoded with what comes before it)
         if begin > done:
-            pieces.append((done, decode_one_value(
-                data, buf, starts[done:begin], lengths[done:begin], plugins, tensors, tags)))
+            pieces.append(
+                (
+                    done,
+                    decode_one_value(
+                        data, buf, starts[done:begin], lengths[done:begin], plugins, tensors, tags
+                    ),
+                )
+            )
         if parsed is not None:
-            pieces.append((begin, _decode_run(data, buf, starts, lengths, begin, end, sample_start, parsed,
-                                              templates, plugins, tensors, tags)))
+            pieces.append(
+                (
+                    begin,
+                    _decode_run(
+                        data,
+                        buf,
+                        starts,
+                        lengths,
+                        begin,
+                        end,
+                        sample_start,
+                        parsed,
+                        templates,
+                        plugins,
+                        tensors,
+                        tags,
+                    ),
+                )
+            )
         done = end
     if not pieces:
         return decode_one_value(data, buf, starts, lengths, plugins, tensors, tags)
     if done < count:
-        pieces.append((done, decode_one_value(
-            data, buf, starts[done:], lengths[done:], plugins, tensors, tags)))
+        pieces.append(
+            (done, decode_one_value(data, buf, starts[done:], lengths[done:], plugins, tensors, tags))
+        )
     return _joined(pieces, count, tags.names)
 
 
@@ -122,8 +154,9 @@ def _find_run(data, buf, starts, lengths, first: int, plugins, tensors, tags):
     return begin, end, first, parsed, templates
 
 
-def _decode_run(data, buf, starts, lengths, begin, end, sample_start, parsed: Parsed, templates,
-                plugins, tensors, tags) -> FastRows:
+def _decode_run(
+    data, buf, starts, lengths, begin, end, sample_start, parsed: Parsed, templates, plugins, tensors, tags
+) -> FastRows:
     """Decode records ``begin:end``, record ``begin + i`` laid out like ``begin + i % period``."""
     period = templates.size
     count = end - begin
@@ -138,12 +171,19 @@ def _decode_run(data, buf, starts, lengths, begin, end, sample_start, parsed: Pa
     layout = _layout(run_lengths[:period], t_size, t_value)
     like = (size == t_size[phase]) & ~_unlike(buf, run_starts, layout)
     run = Parsed(
-        np.arange(count, dtype=np.int64), run_starts + run_lengths, step, size, np.empty(0, np.int64),
-        parsed.tag_ids[templates][phase], parsed.kind[templates][phase], parsed.meta_len[templates][phase],
-        phase, step_words, parsed.names,
+        np.arange(count, dtype=np.int64),
+        run_starts + run_lengths,
+        step,
+        size,
+        np.empty(0, np.int64),
+        parsed.tag_ids[templates][phase],
+        parsed.kind[templates][phase],
+        parsed.meta_len[templates][phase],
+        phase,
+        step_words,
+        parsed.names,
     )
-    known = _template_registers(buf, run_starts, layout, parsed.tag_ids[templates], tags)
-    rows = verify(data, buf, run_starts, run_lengths, run, phase, run_starts + t_value[phase], known)
+    rows = verify(data, buf, run_starts, run_lengths, run, phase, run_starts + t_value[phase])
     if not like.all():
         rows = _without(rows, ~like)
     failed = np.flatnonzero(~rows.ok)
@@ -208,66 +248,6 @@ def _unlike(buf: np.ndarray, run_starts: np.ndarray, layout: _Layout) -> np.ndar
     return unlike
 
 
-class _KeptCycle(NamedTuple):
-    """A run's first cycle, kept for the file's next window."""
-
-    row: np.ndarray  # its bytes
-    registers: np.ndarray  # the CRC register of each phase's record
-    layout: _Layout
-    tag_ids: np.ndarray  # the tag of each phase
-
-
-def _template_registers(
-    buf: np.ndarray, run_starts: np.ndarray, layout: _Layout, tag_ids: np.ndarray, tags: TagCache
-) -> np.ndarray:
-    """The CRC registers of the run's first cycle (its templates; ``tag_ids`` per phase).
-
-    A file's windows repeat the same cycle, each starting at some phase of it: when this one equals
-    the previous window's first cycle (turned to start at the same tag) outside the fields, its
-    registers follow from that cycle's by the fields' differences, a few lookups per record,
-    instead of feeding every byte (thousands of templates per window with thousands of tags). The
-    cycle kept for the next window is this one.
-    """
-    first = int(run_starts[0]) - HEADER
-    row = buf[first : first + layout.cycle]
-    known = _derived_registers(row, layout, tag_ids, tags.last_cycle)
-    if known is None:
-        known = registers(buf, run_starts[: layout.lengths.size], layout.lengths)
-    tags.last_cycle = _KeptCycle(row.copy(), known, layout, tag_ids.copy())
-    return known
-
-
-def _derived_registers(row, layout: _Layout, tag_ids, previous) -> np.ndarray | None:
-    """The registers of the cycle ``row`` from the previous window's cycle, or None when it differs."""
-    if not isinstance(previous, _KeptCycle) or previous.row.size != row.size:
-        return None
-    old_row, old_registers, old_layout, old_tags = previous
-    turns = np.flatnonzero(old_tags == tag_ids[0])
-    for turn in turns[:4].tolist():
-        if not np.array_equal(np.roll(old_tags, -turn), tag_ids):
-            continue
-        turned = _Layout(np.roll(old_layout.lengths, -turn), np.roll(old_layout.sizes, -turn),
-                         np.roll(old_layout.values, -turn), layout.at, layout.cycle, layout.mask)
-        if not _same_layout(turned, layout):
-            continue
-        cut = int(old_layout.at[turn])
-        old = np.concatenate([old_row[cut:], old_row[:cut]])
-        if ((old ^ row) & layout.mask).any():
-            return None
-        payload = layout.at + HEADER
-        fields = []
-        for offset, dtype in ((1, "<u8"), (9, "<u8"), (layout.values, "<u4")):
-            at = payload + offset
-            fields.append((strided_view(row, dtype)[at] ^ strided_view(old, dtype)[at], offset))
-        return np.roll(old_registers, -turn) ^ register_changes(layout.lengths, fields)
-    return None
-
-
-def _same_layout(one: _Layout, other: _Layout) -> bool:
-    return all(np.array_equal(a, b) for a, b in (
-        (one.lengths, other.lengths), (one.sizes, other.sizes), (one.values, other.values)))
-
-
 def _all_alike(buf: np.ndarray, rows: np.ndarray, first: int, cycle: int, mask: np.ndarray) -> bool:
     """Whether every cycle equals the first outside the masked bytes, compared 8 bytes at a time.
 
@@ -300,8 +280,17 @@ def _without(rows: FastRows, drop: np.ndarray) -> FastRows:
     decoded = np.flatnonzero(rows.ok)
     keep = ~drop[decoded]
     ok = rows.ok & ~drop
-    return FastRows(ok, rows.corrupt & ~drop, rows.tag_ids[keep], rows.names, rows.steps[keep],
-                    rows.walls[keep], rows.values[keep], rows.tensor_tags, rows.metadata_tags)
+    return FastRows(
+        ok,
+        rows.corrupt & ~drop,
+        rows.tag_ids[keep],
+        rows.names,
+        rows.steps[keep],
+        rows.walls[keep],
+        rows.values[keep],
+        rows.tensor_tags,
+        rows.metadata_tags,
+    )
 
 
 def _with(rows: FastRows, failed: np.ndarray, again: FastRows) -> FastRows:
@@ -315,8 +304,17 @@ def _with(rows: FastRows, failed: np.ndarray, again: FastRows) -> FastRows:
     joined = [np.concatenate([a, b])[order] for a, b in (
         (rows.tag_ids, again.tag_ids), (rows.steps, again.steps), (rows.walls, again.walls),
         (rows.values, again.values))]  # fmt: skip
-    return FastRows(ok, corrupt, joined[0], rows.names, joined[1], joined[2], joined[3],
-                    rows.tensor_tags | again.tensor_tags, rows.metadata_tags | again.metadata_tags)
+    return FastRows(
+        ok,
+        corrupt,
+        joined[0],
+        rows.names,
+        joined[1],
+        joined[2],
+        joined[3],
+        rows.tensor_tags | again.tensor_tags,
+        rows.metadata_tags | again.metadata_tags,
+    )
 
 
 def _joined(pieces: list[tuple[int, FastRows]], count: int, names: list[str]) -> FastRows:
@@ -332,5 +330,14 @@ def _joined(pieces: list[tuple[int, FastRows]], count: int, names: list[str]) ->
                for name in ("tag_ids", "steps", "walls", "values")]  # fmt: skip
     tensor_tags = set().union(*(rows.tensor_tags for _, rows in pieces))
     metadata_tags = set().union(*(rows.metadata_tags for _, rows in pieces))
-    return FastRows(ok, corrupt, columns[0].astype(np.int64, copy=False), names, columns[1],
-                    columns[2], columns[3], tensor_tags, metadata_tags)
+    return FastRows(
+        ok,
+        corrupt,
+        columns[0].astype(np.int64, copy=False),
+        names,
+        columns[1],
+        columns[2],
+        columns[3],
+        tensor_tags,
+        metadata_tags,
+    )
