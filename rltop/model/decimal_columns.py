@@ -21,7 +21,7 @@ non-finite: `shortest_fixed` says which rows it did, and the caller formats the 
 
 Goal served: ``rltop export`` of the 900k-scalar log at least 25x faster than tbparse's
 ``to_csv``: 0.86 CPU-s for the whole process, 4.41 with numpy's text for every value
-(``benchmarks/bench_tiers.py --export``). Reference-equality test: ``tests/test_export_columns.py``
+(``benchmarks/bench_tiers.py --export``). Reference-equality test: ``tests/unit/test_export_columns.py``
 (the same text as numpy's, on 100k+ values of every kind).
 """
 
