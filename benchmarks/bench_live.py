@@ -101,7 +101,7 @@ def step_values(values: dict[str, list[float]], run: int, step: int, steps: int)
 
 def write(directory: str, runs: int, period: float, steps: int) -> None:
     """The writer process: ``runs`` runs under ``directory``, one step each every ``period`` s."""
-    from rltop.ingest.tfrecord.writer import EventWriter
+    from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 
     values = fixture_values()
     writers = [EventWriter(Path(directory) / f"run{index}") for index in range(runs)]
@@ -417,7 +417,7 @@ def report_case(
 
 CPU_WRITER = """
 import sys, time, math, random
-from rltop.ingest.tfrecord.writer import EventWriter
+from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 directory, history, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 names = [f"train/metric_{i:02d}" for i in range(45)] + [
     "train/reward", "train/kl", "train/entropy", "train/grad_norm", "train/loss"]

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # child appends them from a source file piece by piece and reads, as a live reader does.
 CASE = r"""
 import json, os, sys, time
-from rltop.ingest.tfrecord.reader import EventFileReader
+from rltop.ingest.sources.tfevents.tfrecord.reader import EventFileReader
 
 source, path, piece = sys.argv[1], sys.argv[2], int(sys.argv[3])
 reader = EventFileReader(path)
@@ -58,8 +58,13 @@ print(json.dumps({"cpu": cpu, "rss_mb": rss, "points": points, "texts": texts}))
 
 def make_source(kind: str, mb: float, folder: str) -> tuple[str, int, int]:
     """(path of the bytes to append, piece size, total bytes) of one case."""
-    from rltop.ingest.tfrecord.crc import masked_crc32c, masked_crc32c_rows
-    from rltop.ingest.tfrecord.writer import encode_event, frame_record, scalar_value, text_value
+    from rltop.ingest.sources.tfevents.tfrecord.crc import masked_crc32c, masked_crc32c_rows
+    from rltop.ingest.sources.tfevents.tfrecord.writer import (
+        encode_event,
+        frame_record,
+        scalar_value,
+        text_value,
+    )
 
     def header(length: int) -> bytes:
         raw = struct.pack("<Q", length)
@@ -82,7 +87,7 @@ def make_source(kind: str, mb: float, folder: str) -> tuple[str, int, int]:
 
 def run(kind: str, mb: float, pythonpath: Path) -> dict:
     """One case in a fresh interpreter, rltop imported from ``pythonpath``."""
-    from rltop.ingest.tfrecord.writer import encode_event, frame_record
+    from rltop.ingest.sources.tfevents.tfrecord.writer import encode_event, frame_record
 
     with tempfile.TemporaryDirectory() as folder:
         source, piece, total = make_source(kind, mb, folder)

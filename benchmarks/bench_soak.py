@@ -46,7 +46,7 @@ SAMPLE_EVERY = 10.0
 
 WRITER = """
 import sys, time, math
-from rltop.ingest.tfrecord.writer import EventWriter
+from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 directory, tags, rate = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 names = [f"train/metric_{i:02d}" for i in range(tags - 5)] + [
     "train/reward", "train/kl", "train/entropy", "train/grad_norm", "train/loss"]

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from rltop.ingest.feed import apply_batch  # noqa: E402
 from rltop.ingest.follow.watcher import Watcher  # noqa: E402
-from rltop.ingest.tfrecord.crc import masked_crc32c, masked_crc32c_rows  # noqa: E402
+from rltop.ingest.sources.tfevents.tfrecord.crc import masked_crc32c, masked_crc32c_rows  # noqa: E402
 from rltop.model.run import Store  # noqa: E402
 
 TAGS = [f"train/metric_{i:02d}" for i in range(50)]  # equal lengths: fixed-size history records

@@ -15,9 +15,9 @@ The variants (``docs/internals/performance.md`` lists what each tier serves):
 - ``plain``: the whole vectorised tier off (``RLTOP_PLAIN_READER=1``): frames walked one by one,
   every record through the general wire decoder;
 - ``plain_framing``, ``plain_decode``: either half of it alone off;
-- ``no_cycles``: the cycle tier off (`rltop.ingest.tfrecord.fast.cycles`);
+- ``no_cycles``: the cycle tier off (`rltop.ingest.sources.tfevents.tfrecord.fast.cycles`);
 - ``no_tag_cache``: each window groups its tags anew, with tag ids of its own
-  (`rltop.ingest.tfrecord.fast.tags.TagCache`);
+  (`rltop.ingest.sources.tfevents.tfrecord.fast.tags.TagCache`);
 - ``no_columns``: each read split by tag at once instead of one split per file's packs;
 - ``no_adopt``: a new series copies the load's columns instead of keeping them;
 
@@ -43,24 +43,24 @@ from make_logs import EXTRA_SIZES, SIZES, write_log  # noqa: E402
 # Patches that turn one tier off, run in the child before the load.
 VARIANTS = {
     "all": "",
-    "plain": "from rltop.ingest.tfrecord import fast; fast.ENABLED = False",
+    "plain": "from rltop.ingest.sources.tfevents.tfrecord import fast; fast.ENABLED = False",
     "plain_framing": """
 import numpy as np
-from rltop.ingest.tfrecord.fast import framing
+from rltop.ingest.sources.tfevents.tfrecord.fast import framing
 framing.record_candidates = lambda *args: (np.empty(0, np.int64), np.empty(0, np.int64))
 """,
     "plain_decode": """
-from rltop.ingest.tfrecord import records
-from rltop.ingest.tfrecord.fast import onevalue
+from rltop.ingest.sources.tfevents.tfrecord import records
+from rltop.ingest.sources.tfevents.tfrecord.fast import onevalue
 records.decode_cycles = lambda data, buf, starts, *rest: onevalue.no_rows(starts.size)
 """,
     "no_cycles": """
-from rltop.ingest.tfrecord import records
-from rltop.ingest.tfrecord.fast import onevalue
+from rltop.ingest.sources.tfevents.tfrecord import records
+from rltop.ingest.sources.tfevents.tfrecord.fast import onevalue
 records.decode_cycles = onevalue.decode_one_value
 """,
     "no_tag_cache": """
-from rltop.ingest.tfrecord import reader
+from rltop.ingest.sources.tfevents.tfrecord import reader
 _decode = reader.decode_records
 reader.decode_records = lambda data, starts, lengths, plugins, tags=None: _decode(
     data, starts, lengths, plugins)

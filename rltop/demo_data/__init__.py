@@ -3,7 +3,7 @@
 ``runs/ppo_unstable`` (PPOTrainer, lr 1e-2 and 16 PPO epochs: ratio drift, then entropy collapse)
 and ``runs/grpo_healthy`` (GRPOTrainer, a run that learns) are copied unchanged from the project's
 test fixtures. `rltop.demo_data.replay` writes them again, step by step, with
-`rltop.ingest.tfrecord.writer`, so ``rltop demo`` shows points arriving and alarms firing.
+`rltop.ingest.sources.tfevents.tfrecord.writer`, so ``rltop demo`` shows points arriving and alarms firing.
 """
 
 from __future__ import annotations

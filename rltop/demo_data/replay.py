@@ -18,7 +18,7 @@ from pathlib import Path
 
 from rltop.demo_data import DEFAULT_SPEED, DEMO_RUNS, bundled_event_file
 from rltop.ingest.follow.loader import load
-from rltop.ingest.tfrecord.writer import EventWriter
+from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 
 
 @dataclass

@@ -3,9 +3,9 @@
 * `reading` -- what every source reader returns (`Decoded`, `ReadResult`, `SourceKind`, `SourceReader`).
 * `columns` -- points of many tags, grouped by tag within each read, split by tag once for many reads.
 * `feed` -- the change feed: what the watcher reports, and how a consumer applies it to its `Store`.
-* `tfevents`, `tfrecord/` -- the TensorBoard kind and its TFRecord/Event reader and writer.
 * `sources/` -- the registry of source kinds (`sources/__init__.py`) and one folder or module a kind:
-  `wandb/`, `trackio/`, `verl/`, `trainer_state`, plus TRL's completions files and the line reader
+  `tfevents/` (with its TFRecord/Event reader and writer), `wandb/`, `trackio/`, `mlflow/`, `verl/`,
+  `trainer_state`, plus TRL's completions files and the line reader
   and content check that several kinds share.
 * `follow/` -- following the sources: discovery, sessions, the watcher and its run tracker, native file
   events, the file-system kind, reachability of remote roots, and the one-shot loader.

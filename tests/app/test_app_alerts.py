@@ -8,7 +8,7 @@ from helpers.ui import wait_until
 from rltop.alerts.settings import AlertSettings
 from rltop.health.engine import RunHealth
 from rltop.health.findings import Level
-from rltop.ingest.tfrecord.writer import EventWriter
+from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 from rltop.ui.alerting import title_text
 from rltop.ui.app import RltopApp
 

@@ -6,7 +6,7 @@ import json
 
 from helpers.ui import screen_lines, screen_text, wait_until
 
-from rltop.ingest.tfrecord.writer import EventWriter
+from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 from rltop.ui.app import RltopApp
 from rltop.ui.screens.detail import DetailScreen
 from rltop.ui.widgets.metric_card import MetricCard

@@ -21,7 +21,7 @@ from helpers.ui import (
 )
 
 from rltop.health.findings import Finding, Level
-from rltop.ingest.tfrecord.writer import EventWriter
+from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 from rltop.ui.app import RltopApp
 from rltop.ui.widgets.alert_item import AlertItem
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rltop.ingest.tfrecord.writer import EventWriter
+from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 
 TMUX = shutil.which("tmux")
 RLTOP = shutil.which("rltop", path=str(Path(sys.executable).parent)) or shutil.which("rltop")

@@ -190,7 +190,7 @@ def _xterm_rgb(index: int) -> tuple[int, int, int]:
 
 def _write_two_runs(root: Path, steps: range, writers: dict | None = None) -> dict:
     """Two healthy runs as transformers lays them out, written (and flushed) step by step."""
-    from rltop.ingest.tfrecord.writer import EventWriter
+    from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 
     writers = writers or {
         name: EventWriter(root / name / "runs" / f"Dec01_10-0{index}-00_node") for index, name in

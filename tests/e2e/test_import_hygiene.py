@@ -131,7 +131,7 @@ def test_top_levels_stay_small(layer: str) -> None:
 
 def test_the_modules_were_found() -> None:
     core = layer_modules(*CORE)
-    assert "rltop.ingest.tfrecord.reader" in core and "rltop.model.series" in core
+    assert "rltop.ingest.sources.tfevents.tfrecord.reader" in core and "rltop.model.series" in core
     assert "rltop.view.run_view" in layer_modules("view")
     for module in TEXTUAL_FREE_UI:
         assert (ROOT.parent / (module.replace(".", "/") + ".py")).is_file(), module

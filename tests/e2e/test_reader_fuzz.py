@@ -54,9 +54,9 @@ LONG_CASES = 100
 
 def test_damage_inside_a_long_cycle_loses_no_intact_record(tmp_path: Path, monkeypatch) -> None:
     # 1 MB of a real TRL log read in windows of 64 KB to 4 MB: the records repeat one cycle of
-    # tags, so decoding takes them from their fields (rltop.ingest.tfrecord.fast.cycles); damage
+    # tags, so decoding takes them from their fields (tfrecord.fast.cycles); damage
     # anywhere must still lose no intact record.
-    from rltop.ingest.tfrecord.fast import cycles
+    from rltop.ingest.sources.tfevents.tfrecord.fast import cycles
 
     (path,) = sorted(LONG_RUN.glob("runs/*/events.out.tfevents.*"))
     fixtures = {"long": read_reference(path, 1_000_000)}

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from helpers.paths import FIXTURES, REPO, TRL
 
-from rltop.ingest.tfrecord.writer import encode_event, frame_record, scalar_value
+from rltop.ingest.sources.tfevents.tfrecord.writer import encode_event, frame_record, scalar_value
 
 moto_server = pytest.importorskip("moto.server")
 boto3 = pytest.importorskip("boto3")

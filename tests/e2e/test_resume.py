@@ -21,8 +21,8 @@ from rltop.health.findings import Level
 from rltop.ingest.feed import SESSION, apply_batch
 from rltop.ingest.follow.loader import load
 from rltop.ingest.follow.run_tracker import RunTracker
-from rltop.ingest.tfrecord.reader import EventFileReader
-from rltop.ingest.tfrecord.writer import EventWriter
+from rltop.ingest.sources.tfevents.tfrecord.reader import EventFileReader
+from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 from rltop.model.run import Store
 
 TRL2 = FIXTURES / "trl2"

@@ -26,7 +26,7 @@ TRAIN = r"""
 import json, math, sys, time
 from pathlib import Path
 import numpy as np
-from rltop.ingest.tfrecord.writer import EventWriter
+from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 
 run_dir, result = Path(sys.argv[1]), Path(sys.argv[2])
 max_steps = int(sys.argv[3])

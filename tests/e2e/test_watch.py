@@ -24,7 +24,7 @@ PYTHON = sys.executable
 
 WRITER = r"""
 import sys
-from rltop.ingest.tfrecord.writer import EventWriter
+from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 
 writer = EventWriter(sys.argv[1])
 step = 0

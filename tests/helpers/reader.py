@@ -10,7 +10,7 @@ Points = dict[str, list[tuple[int, float]]]
 def read_file_points(path: Path, window: int = 1 << 22) -> tuple[Points, list[str]]:
     """Every (step, value) per tag of one event file read to its end in ``window``-byte reads,
     and the problems reported."""
-    from rltop.ingest.tfrecord.reader import EventFileReader
+    from rltop.ingest.sources.tfevents.tfrecord.reader import EventFileReader
 
     reader = EventFileReader(str(path), window=window)
     points: dict[str, list[tuple[int, float]]] = {}
@@ -26,7 +26,7 @@ def read_file_points(path: Path, window: int = 1 << 22) -> tuple[Points, list[st
 
 def general_points(payloads: list[bytes]) -> dict[str, list[tuple[int, float]]]:
     """Every (step, value) per tag of these Event payloads, as the general wire decoder reads them."""
-    from rltop.ingest.tfrecord.wire import decode_event
+    from rltop.ingest.sources.tfevents.tfrecord.wire import decode_event
 
     plugins: dict[str, str] = {}
     points: dict[str, list[tuple[int, float]]] = {}

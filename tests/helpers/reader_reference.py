@@ -235,7 +235,7 @@ def read_with_rltop(
     path: Path, window: int, chunks: list[int] | None = None, damaged: bytes = b""
 ) -> Outcome:
     """Read ``path`` with `EventFileReader` to the end (growing it by ``chunks`` of ``damaged`` first)."""
-    from rltop.ingest.tfrecord.reader import EventFileReader
+    from rltop.ingest.sources.tfevents.tfrecord.reader import EventFileReader
 
     reader = EventFileReader(str(path), window=window)
     outcome = Outcome([], [], [])

@@ -45,7 +45,7 @@ def write_run(directory: Path, series: dict[str, list[float]], start: float = 1_
     ``finished``: transformers' end-of-training summary at the last step."""
     import json
 
-    from rltop.ingest.tfrecord.writer import EventWriter
+    from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 
     with EventWriter(directory, start=start) as writer:
         if config is not None:

@@ -10,7 +10,7 @@ import pytest
 
 from rltop.ingest.feed import ChangeBatch, apply_batch
 from rltop.ingest.follow.watcher import Watcher
-from rltop.ingest.tfrecord.writer import encode_event, frame_record, scalar_value
+from rltop.ingest.sources.tfevents.tfrecord.writer import encode_event, frame_record, scalar_value
 from rltop.model.run import Store
 
 pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")

@@ -20,7 +20,7 @@ from rltop.alerts.payload import (
     writer_process,
 )
 from rltop.health.findings import Finding, Level
-from rltop.ingest.tfrecord.writer import EventWriter
+from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 from rltop.model.run import Store
 
 NAN_FINDING = Finding(

@@ -9,7 +9,7 @@ import pytest
 
 from rltop.ingest.columns import group_by_tag, split_by_tag
 from rltop.ingest.feed import ChangeBatch, apply_batch
-from rltop.ingest.tfrecord.records import DecodedBatch
+from rltop.ingest.sources.tfevents.tfrecord.records import DecodedBatch
 from rltop.model.run import Store
 from rltop.model.series import Points
 

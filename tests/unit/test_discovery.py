@@ -9,7 +9,7 @@ import pytest
 from helpers.paths import TRL
 
 from rltop.ingest.follow.discovery import DiscoveryError, discover
-from rltop.ingest.tfevents import event_file_order
+from rltop.ingest.sources.tfevents.kind import event_file_order
 
 
 def _touch(path: Path) -> Path:

@@ -15,7 +15,7 @@ from rltop.ingest.feed import (
     apply_batch,
 )
 from rltop.ingest.follow.loader import load
-from rltop.ingest.tfrecord.records import DecodedBatch
+from rltop.ingest.sources.tfevents.tfrecord.records import DecodedBatch
 from rltop.model.run import Store
 from rltop.model.series import Points
 

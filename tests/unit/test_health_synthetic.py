@@ -115,7 +115,7 @@ def test_entropy_collapse_inside_the_first_ten_points_is_still_critical(tmp_path
     # early level must still be the run's starting entropy, not the collapsed one.
     from rltop.health.engine import HealthEngine
     from rltop.ingest.follow.loader import load
-    from rltop.ingest.tfrecord.writer import EventWriter
+    from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 
     with EventWriter(tmp_path / "run", start=1.7e9) as writer:
         for step in range(1, 120):

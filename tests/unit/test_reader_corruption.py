@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from helpers.paths import trl_event_file
 
-from rltop.ingest.tfrecord.reader import EventFileReader
+from rltop.ingest.sources.tfevents.tfrecord.reader import EventFileReader
 
 SOURCE = "grpo_healthy"
 

@@ -1,5 +1,5 @@
 """Runs of records that repeat one cycle of tags are decoded from their fields alone
-(rltop.ingest.tfrecord.fast.cycles): what the general decoder reads, and every flipped bit caught."""
+(tfrecord.fast.cycles): what the general decoder reads, and every flipped bit caught."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from helpers.reader import assert_every_flip_caught, general_points, read_file_points
 
-from rltop.ingest.tfrecord.fast import cycles
-from rltop.ingest.tfrecord.writer import encode_event, frame_record, scalar_value
+from rltop.ingest.sources.tfevents.tfrecord.fast import cycles
+from rltop.ingest.sources.tfevents.tfrecord.writer import encode_event, frame_record, scalar_value
 
 # Tags of one length: the lengths repeat every record, the layouts only every 40 records.
 TAGS = [f"train/metric_{i:02d}" for i in range(40)]

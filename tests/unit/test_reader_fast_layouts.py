@@ -10,9 +10,14 @@ import numpy as np
 import pytest
 from helpers.reader import assert_every_flip_caught, general_points, read_file_points
 
-from rltop.ingest.tfrecord.fast.onevalue import decode_one_value
-from rltop.ingest.tfrecord.frames import scan_frames
-from rltop.ingest.tfrecord.writer import _field_bytes, encode_event, frame_record, scalar_value
+from rltop.ingest.sources.tfevents.tfrecord.fast.onevalue import decode_one_value
+from rltop.ingest.sources.tfevents.tfrecord.frames import scan_frames
+from rltop.ingest.sources.tfevents.tfrecord.writer import (
+    _field_bytes,
+    encode_event,
+    frame_record,
+    scalar_value,
+)
 
 _SCALARS_METADATA = _field_bytes(9, _field_bytes(1, _field_bytes(1, b"scalars")))
 

@@ -16,12 +16,12 @@ import pytest
 from helpers.paths import trl_event_file
 
 from rltop.ingest.follow.loader import load
+from rltop.ingest.sources.tfevents.tfrecord import reader as reader_module
+from rltop.ingest.sources.tfevents.tfrecord.crc import masked_crc32c, masked_crc32c_rows
+from rltop.ingest.sources.tfevents.tfrecord.reader import EventFileReader
+from rltop.ingest.sources.tfevents.tfrecord.wire import MAX_TEXT
+from rltop.ingest.sources.tfevents.tfrecord.writer import encode_event, frame_record, scalar_value, text_value
 from rltop.ingest.storage.local import LocalFile
-from rltop.ingest.tfrecord import reader as reader_module
-from rltop.ingest.tfrecord.crc import masked_crc32c, masked_crc32c_rows
-from rltop.ingest.tfrecord.reader import EventFileReader
-from rltop.ingest.tfrecord.wire import MAX_TEXT
-from rltop.ingest.tfrecord.writer import encode_event, frame_record, scalar_value, text_value
 
 NAME = "events.out.tfevents.1700000000.host"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from helpers.paths import trl_event_file
 
-from rltop.ingest.tfrecord.reader import EventFileReader
+from rltop.ingest.sources.tfevents.tfrecord.reader import EventFileReader
 
 
 def _collect(reader: EventFileReader, into: list[tuple[str, int, float]], texts: list[str]) -> None:

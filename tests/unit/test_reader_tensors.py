@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from rltop.ingest.follow.loader import load
-from rltop.ingest.tfrecord.reader import EventFileReader
-from rltop.ingest.tfrecord.writer import frame_record
+from rltop.ingest.sources.tfevents.tfrecord.reader import EventFileReader
+from rltop.ingest.sources.tfevents.tfrecord.writer import frame_record
 
 pb = pytest.importorskip("tensorboard.compat.proto.event_pb2")
 from tensorboard.compat.proto import summary_pb2, tensor_pb2, tensor_shape_pb2  # noqa: E402

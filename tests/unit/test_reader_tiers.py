@@ -1,4 +1,4 @@
-"""The vectorised tier reads exactly what the plain reader reads (rltop.ingest.tfrecord.fast).
+"""The vectorised tier reads exactly what the plain reader reads (tfrecord.fast).
 
 The plain reader (``RLTOP_PLAIN_READER=1``: frames walked one by one, every record through the
 general wire decoder) is the reference. Every event file of the fixtures (trl, trl2, trl3, seeds),
@@ -20,9 +20,9 @@ from helpers.paths import FIXTURES, TRL_RUNS, trl_event_file
 from helpers.reader_reference import apply_edits, make_case, read_reference
 
 from rltop.ingest.follow.loader import load
-from rltop.ingest.tfrecord import fast
-from rltop.ingest.tfrecord.reader import EventFileReader
-from rltop.ingest.tfrecord.writer import encode_event, frame_record, scalar_value, text_value
+from rltop.ingest.sources.tfevents.tfrecord import fast
+from rltop.ingest.sources.tfevents.tfrecord.reader import EventFileReader
+from rltop.ingest.sources.tfevents.tfrecord.writer import encode_event, frame_record, scalar_value, text_value
 
 EVENT_FILES = sorted(
     path for folder in ("trl", "trl2", "trl3", "seeds") for path in (FIXTURES / folder).rglob("*tfevents*")
@@ -176,7 +176,7 @@ def test_damaged_fixtures_read_the_same_both_ways(tmp_path: Path, monkeypatch) -
 
 def test_the_switch_decides_which_tier_decodes(monkeypatch) -> None:
     # (so that the comparisons above really compare two tiers)
-    from rltop.ingest.tfrecord import records
+    from rltop.ingest.sources.tfevents.tfrecord import records
 
     calls = []
     original = records.decode_cycles

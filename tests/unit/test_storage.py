@@ -16,10 +16,10 @@ from helpers.paths import REPO, TRL
 
 from rltop.ingest import storage
 from rltop.ingest.follow.loader import load
+from rltop.ingest.sources.tfevents.tfrecord.reader import EventFileReader
+from rltop.ingest.sources.tfevents.tfrecord.writer import encode_event, frame_record, scalar_value
 from rltop.ingest.storage import Unreachable
 from rltop.ingest.storage.remote import RemoteBackend, backend
-from rltop.ingest.tfrecord.reader import EventFileReader
-from rltop.ingest.tfrecord.writer import encode_event, frame_record, scalar_value
 from rltop.report.export import export_lines
 
 ROOT = REPO  # the repository root

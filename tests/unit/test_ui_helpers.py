@@ -11,7 +11,7 @@ from helpers.paths import TRL
 
 from rltop.demo_data.replay import Replayer
 from rltop.ingest.follow.loader import load
-from rltop.ingest.tfrecord.writer import EventWriter
+from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 from rltop.model.smoothing import ema_debiased
 from rltop.ui.themes import RLTOP_THEMES, load_themes, theme_from_toml
 from rltop.view.chart.spark import spark_rows

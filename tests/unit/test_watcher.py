@@ -100,7 +100,7 @@ def test_the_watcher_hands_each_tag_over_joined(tmp_path, monkeypatch, stop_all)
     """The first read's parts of a tag (one per split of the held columns) are joined in the
     watcher's thread: the consumer's thread joins nothing and gets every point, in order."""
     from rltop.ingest import feed
-    from rltop.ingest.tfrecord.reader import EventFileReader
+    from rltop.ingest.sources.tfevents.tfrecord.reader import EventFileReader
 
     monkeypatch.setattr(EventFileReader.__init__, "__defaults__", (4096,))  # reads of 4 kB
     monkeypatch.setattr(feed, "SPLIT_POINTS", 64)  # a split after every small read

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from rltop.ingest import sources as source_kinds
 from rltop.ingest import storage
 from rltop.ingest.follow.discovery import RunSource
-from rltop.ingest.tfevents import SESSIONS_FOLDER, experiment_of
+from rltop.ingest.sources.tfevents.kind import SESSIONS_FOLDER, experiment_of
 
 __all__ = ["SESSIONS_FOLDER", "SessionGrouper", "experiment_of", "group_sources", "in_time_order",
            "peek_first_step", "session_label"]
@@ -43,7 +43,7 @@ def peek_first_step(files: Iterable[str], limit: int = PEEK_BYTES) -> int | None
     Reads at most ``limit`` bytes of the earliest file; None when no scalar was written yet (or the
     file cannot be read). The reader is a throwaway: the session's own reader starts at 0 later.
     """
-    from rltop.ingest.tfrecord.reader import EventFileReader
+    from rltop.ingest.sources.tfevents.tfrecord.reader import EventFileReader
 
     ordered = sorted(files, key=source_kinds.kind("tfevents").order)
     for path in ordered[:1]:

@@ -60,16 +60,20 @@ works live, under ``rltop tail``/``watch`` and on ``s3://`` with no further chan
 * `trainer_state` -- the ``trainer_state`` source kind: transformers'
   ``checkpoint-N/trainer_state.json``.
 * ``verl/`` -- veRL's own logs: the console output kept in a file, and the file logger's JSON Lines.
+
+* ``tfevents/`` -- the ``tfevents`` source kind: TensorBoard event files, as transformers, TRL, veRL and
+  OpenRLHF write them.
 """
 
 from __future__ import annotations
 
-from rltop.ingest import storage, tfevents
+from rltop.ingest import storage
 from rltop.ingest.reading import SourceKind
 from rltop.ingest.sources import trainer_state
 from rltop.ingest.sources.mlflow import database as mlflow_db
 from rltop.ingest.sources.mlflow import files as mlflow_files
 from rltop.ingest.sources.mlflow import server as mlflow_server
+from rltop.ingest.sources.tfevents import kind as tfevents
 from rltop.ingest.sources.trackio import kind as trackio_db
 from rltop.ingest.sources.verl import console as verl_console
 from rltop.ingest.sources.verl import jsonl as verl_jsonl

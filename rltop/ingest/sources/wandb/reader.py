@@ -19,11 +19,11 @@ from collections import Counter
 
 from rltop.ingest import storage
 from rltop.ingest.reading import ReadResult
+from rltop.ingest.sources.tfevents.tfrecord.frames import merge_spans
 from rltop.ingest.sources.wandb import leveldb_log
 from rltop.ingest.sources.wandb.kind import MissingWandb, record_class
 from rltop.ingest.sources.wandb.records import RunRecords
 from rltop.ingest.storage import FileHandle, FileStat, Unreachable
-from rltop.ingest.tfrecord.frames import merge_spans
 
 DEFAULT_WINDOW = 4 << 20
 HEAD_BYTES = 64  # the file header and the SDK's first record: a rewritten file differs in them

@@ -15,8 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rltop.ingest.tfrecord.crc import masked_crc32c_rows
-from rltop.ingest.tfrecord.frames import HEADER, FrameScan, merge_spans, scan_frames, strided_view
+from rltop.ingest.sources.tfevents.tfrecord.crc import masked_crc32c_rows
+from rltop.ingest.sources.tfevents.tfrecord.frames import (
+    HEADER,
+    FrameScan,
+    merge_spans,
+    scan_frames,
+    strided_view,
+)
 
 MAX_DEPTH = 32  # torn records nested deeper than this are skipped whole (only crafted files do it)
 BUDGET_FACTOR = 4  # bytes re-scanned per buffer at most, as a multiple of its size (plus 1 MB)

@@ -19,9 +19,8 @@ from dataclasses import dataclass
 
 from rltop.ingest import storage
 from rltop.ingest.reading import ReadResult
-from rltop.ingest.storage import FileHandle, Unreachable
-from rltop.ingest.tfrecord.fast.tags import TagCache
-from rltop.ingest.tfrecord.frames import (
+from rltop.ingest.sources.tfevents.tfrecord.fast.tags import TagCache
+from rltop.ingest.sources.tfevents.tfrecord.frames import (
     HEADER,
     MAX_BLOCKED,
     OVERHEAD,
@@ -31,8 +30,9 @@ from rltop.ingest.tfrecord.frames import (
     scan_frames,
     valid_headers,
 )
-from rltop.ingest.tfrecord.records import decode_records
-from rltop.ingest.tfrecord.torn import recover
+from rltop.ingest.sources.tfevents.tfrecord.records import decode_records
+from rltop.ingest.sources.tfevents.tfrecord.torn import recover
+from rltop.ingest.storage import FileHandle, Unreachable
 
 # Bytes per read. Measured on a 54 MB log: 4 MB windows loaded it 25 % faster than 16 MB ones
 # (the temporaries of a window stay in cache and freed memory is reused instead of faulted in).

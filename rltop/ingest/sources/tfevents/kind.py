@@ -2,7 +2,7 @@
 
 A run is a directory that directly holds ``events.out.tfevents.*`` files, read in the order of the
 timestamp in their names (restarts and several writers: the order they were started), each with
-its own incremental reader (`rltop.ingest.tfrecord.reader.EventFileReader`).
+its own incremental reader (`rltop.ingest.sources.tfevents.tfrecord.reader.EventFileReader`).
 
 transformers writes every ``trainer.train()`` call into ``<output_dir>/runs/<datetime>_<host>/``:
 such session folders of one ``output_dir`` may be one run (`rltop.ingest.follow.sessions`).
@@ -46,7 +46,9 @@ def experiment_of(directory: str) -> str | None:
 
 
 def _open(path: str) -> SourceReader:
-    from rltop.ingest.tfrecord.reader import EventFileReader  # numpy: only once a file is read
+    from rltop.ingest.sources.tfevents.tfrecord.reader import (
+        EventFileReader,  # numpy: only once a file is read
+    )
 
     return EventFileReader(path)
 

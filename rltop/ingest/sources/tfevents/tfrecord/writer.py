@@ -17,7 +17,7 @@ import socket
 import struct
 import time
 
-from rltop.ingest.tfrecord.crc import masked_crc32c
+from rltop.ingest.sources.tfevents.tfrecord.crc import masked_crc32c
 
 _U64 = struct.Struct("<Q")
 _U32 = struct.Struct("<I")

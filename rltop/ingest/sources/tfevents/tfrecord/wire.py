@@ -4,7 +4,7 @@ It understands the fields rltop needs (wall_time, step, file_version, summary va
 ``simple_value``, scalar ``tensor`` values, text tensors and plugin metadata) and skips everything
 else (graphs, histograms, images, audio, session logs) by wire type, so unknown or future fields
 never break it. Field numbers are those of tensorboard/compat/proto/{event,summary,tensor}.proto.
-The bulk reader (`rltop.ingest.tfrecord.records`) handles the common one-scalar layout with numpy; this module
+The bulk reader (`tfrecord.records`) handles the common one-scalar layout with numpy; this module
 is the general path every other event takes.
 
 Fields are sliced from a memoryview of the payload: a 500 MB text summary is never copied level by

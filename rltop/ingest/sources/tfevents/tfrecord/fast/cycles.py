@@ -3,10 +3,10 @@
 A writer that logs the same tags at every step writes them in the same order each time, so the
 records of a window repeat one cycle: record j is laid out like record j - P, byte for byte, but
 for its wall time, its step and its value. Over such a run of records the general parse
-(`rltop.ingest.tfrecord.fast.onevalue.parse_one_value`: varint, tag dictionary, layout groups) is done
+(`tfrecord.fast.onevalue.parse_one_value`: varint, tag dictionary, layout groups) is done
 once, on a sample, and every other record costs only the gathers of those three fields and its
 CRC, computed from the record of its phase in the run's first cycle
-(`rltop.ingest.tfrecord.crc.masked_crc32c_templated`).
+(`tfrecord.crc.masked_crc32c_templated`).
 
 The CRC is what proves the layout: a record that differs from its phase's first record anywhere
 outside the three fields (another tag of the same length, say) fails it, and the general parse
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rltop.ingest.tfrecord.fast.onevalue import (
+from rltop.ingest.sources.tfevents.tfrecord.fast.onevalue import (
     FastRows,
     Parsed,
     decode_one_value,
@@ -36,9 +36,9 @@ from rltop.ingest.tfrecord.fast.onevalue import (
     varint_words,
     verify,
 )
-from rltop.ingest.tfrecord.fast.period import shortest_period
-from rltop.ingest.tfrecord.fast.tags import TagCache
-from rltop.ingest.tfrecord.frames import HEADER, OVERHEAD, strided_view
+from rltop.ingest.sources.tfevents.tfrecord.fast.period import shortest_period
+from rltop.ingest.sources.tfevents.tfrecord.fast.tags import TagCache
+from rltop.ingest.sources.tfevents.tfrecord.frames import HEADER, OVERHEAD, strided_view
 
 MAX_PERIOD = 4096  # tags per step that can be recognised as one cycle
 MIN_RUN = 256  # records: a shorter window is left to the general parse

@@ -2,7 +2,7 @@
 
 A record is ``[u64 length][u32 masked crc32c(length)][payload][u32 masked crc32c(payload)]``.
 The plain scan walks the records one by one. With the vectorised tier on (the default), the
-candidate record starts of the whole buffer are found at once (`rltop.ingest.tfrecord.fast.framing`),
+candidate record starts of the whole buffer are found at once (`tfrecord.fast.framing`),
 every chain of candidates that end where the next starts is taken whole, and the walk runs only
 where the chain breaks: events of another shape, damage, and the tail.
 
@@ -15,7 +15,7 @@ once, its last 64 KB kept) so that garbage can never hold unbounded memory.
 A valid header whose record does not fit in the buffer is waited for, unless a complete valid record
 starts inside its claimed span: then the writer has moved on (a torn write, or a length that is
 wrong although its CRC checks) and the span is damage like any other. Payload CRCs are checked by
-the decoder (`rltop.ingest.tfrecord.records`), for every record; `rltop.ingest.tfrecord.torn` then
+the decoder (`tfrecord.records`), for every record; `tfrecord.torn` then
 searches the claimed span of each record that fails for the records hidden in it.
 """
 
@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rltop.ingest.tfrecord import fast
-from rltop.ingest.tfrecord.crc import masked_crc32c_rows
+from rltop.ingest.sources.tfevents.tfrecord import fast
+from rltop.ingest.sources.tfevents.tfrecord.crc import masked_crc32c_rows
 
 HEADER = 12  # u64 length + u32 length crc
 OVERHEAD = 16  # header + u32 payload crc
@@ -49,7 +49,7 @@ class FrameScan:
     # Claimed length of the valid header at ``consumed`` whose record goes past the buffer, if any.
     waiting_length: int | None = None
     # The record at ``consumed`` is complete but fails its payload CRC, and nothing valid follows it:
-    # its bytes may not have landed yet (set by `rltop.ingest.tfrecord.torn`).
+    # its bytes may not have landed yet (set by `tfrecord.torn`).
     retry: bool = False
     # The damage at the end ran past `MAX_BLOCKED` and the scan gave up on it at ``consumed``: the
     # next window may continue the same damaged span (one span, one report).
@@ -72,7 +72,7 @@ def scan_frames(data: bytes) -> FrameScan:
     u64 = strided_view(data, "<u8")
     u32 = strided_view(data, "<u4")
     if fast.ENABLED:
-        from rltop.ingest.tfrecord.fast.framing import record_candidates
+        from rltop.ingest.sources.tfevents.tfrecord.fast.framing import record_candidates
 
         starts, lengths = record_candidates(buf, u64, u32, n)
     else:  # the plain reader: the walk below takes every record

@@ -1,8 +1,8 @@
 """Decode many Event records at once, the plain way or through the vectorised tier.
 
 The plain decoder is the reference: every record goes through the general wire decoder
-(`rltop.ingest.tfrecord.wire`), its payload CRC checked first. With the vectorised tier on
-(`rltop.ingest.tfrecord.fast`, the default), the records of the one-value scalar layouts (a
+(`rltop.ingest.sources.tfevents.tfrecord.wire`), its payload CRC checked first. With the vectorised tier on
+(`rltop.ingest.sources.tfevents.tfrecord.fast`, the default), the records of the one-value scalar layouts (a
 simple value, or a float32 tensor with torch's ``new_style=True`` and TF2 writers) are decoded
 column-wise there; everything else (file_version, text summaries, other tensors, several values
 per event, unknown fields) still goes through the wire decoder, and both streams are merged back in
@@ -17,13 +17,13 @@ import numpy as np
 
 from rltop.ingest.columns import group_by_tag, split_by_tag
 from rltop.ingest.reading import Decoded
-from rltop.ingest.tfrecord import fast
-from rltop.ingest.tfrecord.crc import masked_crc32c_rows
-from rltop.ingest.tfrecord.fast.cycles import decode_cycles
-from rltop.ingest.tfrecord.fast.onevalue import FastRows, no_rows
-from rltop.ingest.tfrecord.fast.tags import TagCache
-from rltop.ingest.tfrecord.frames import strided_view
-from rltop.ingest.tfrecord.wire import WireError, decode_event
+from rltop.ingest.sources.tfevents.tfrecord import fast
+from rltop.ingest.sources.tfevents.tfrecord.crc import masked_crc32c_rows
+from rltop.ingest.sources.tfevents.tfrecord.fast.cycles import decode_cycles
+from rltop.ingest.sources.tfevents.tfrecord.fast.onevalue import FastRows, no_rows
+from rltop.ingest.sources.tfevents.tfrecord.fast.tags import TagCache
+from rltop.ingest.sources.tfevents.tfrecord.frames import strided_view
+from rltop.ingest.sources.tfevents.tfrecord.wire import WireError, decode_event
 from rltop.model.series import Points
 
 _FEW_RECORDS = 16  # reads with at most this many records (a live tail) take the plain path
@@ -52,7 +52,7 @@ def decode_records(
     """Decode the records whose payloads are ``data[starts[i] : starts[i] + lengths[i]]``.
 
     ``plugins`` (tag -> plugin name) is updated in place, as the general decoder does; ``tags``
-    remembers the file's tags from one call to the next (`rltop.ingest.tfrecord.fast.tags`).
+    remembers the file's tags from one call to the next (`rltop.ingest.sources.tfevents.tfrecord.fast.tags`).
     """
     if starts.size == 0:
         return DecodedBatch()

@@ -1,8 +1,8 @@
 """The vectorised tier of the event-file reader, behind one switch; ignore it unless you work on speed.
 
-The plain reader is the reference: frames are walked one by one (`rltop.ingest.tfrecord.frames`)
-and every payload goes through the general wire decoder (`rltop.ingest.tfrecord.wire`, merged in
-file order by `rltop.ingest.tfrecord.records`). This package reads the same points, bit for bit,
+The plain reader is the reference: frames are walked one by one (`tfrecord.frames`)
+and every payload goes through the general wire decoder (`tfrecord.wire`, merged in
+file order by `tfrecord.records`). This package reads the same points, bit for bit,
 column-wise with numpy; the tests read every fixture both ways (``tests/unit/test_reader_tiers.py``).
 
 It serves the full-load goals of ``docs/internals/performance.md`` (a 900k-scalar log at least
@@ -10,8 +10,8 @@ It serves the full-load goals of ``docs/internals/performance.md`` (a 900k-scala
 Rust data server): the plain reader takes 40-60x longer on them.
 
 - `onevalue`: one-value scalar records (simple values, torch's and TF2's float tensors) decoded as
-  columns, each record's CRC from its layout's template (`rltop.ingest.tfrecord.crc`);
-- `framing`: every record start of a window found at once (`rltop.ingest.tfrecord.frames` walks
+  columns, each record's CRC from its layout's template (`tfrecord.crc`);
+- `framing`: every record start of a window found at once (`tfrecord.frames` walks
   only where the chain of records breaks);
 - `tags`: the exact tag dictionary, remembered from one window of a file to the next (the column
   packs of a file's windows share its tag ids);

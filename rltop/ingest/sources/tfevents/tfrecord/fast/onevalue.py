@@ -17,7 +17,7 @@ also the decoded columns). Tags are grouped by an exact dictionary (hash, then e
 words compared with its group's first record), and metadata bytes are compared with the
 template's in the same way, so a record that differs anywhere else goes to the general decoder.
 
-Goal served: every full-load goal (`rltop.ingest.tfrecord.fast`); with the framing still
+Goal served: every full-load goal (`rltop.ingest.sources.tfevents.tfrecord.fast`); with the framing still
 vectorised, decoding every record with the wire decoder instead takes the 900k-scalar load from
 0.20 to 7.3-8.4 CPU-s. Reference-equality test: ``tests/unit/test_reader_tiers.py``.
 """
@@ -29,10 +29,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from rltop.ingest.tfrecord.crc import masked_crc32c_templated
-from rltop.ingest.tfrecord.fast.tags import TagCache, first_of_key, tag_dictionary
-from rltop.ingest.tfrecord.frames import strided_view
-from rltop.ingest.tfrecord.wire import WireError, plugin_name
+from rltop.ingest.sources.tfevents.tfrecord.crc import masked_crc32c_templated
+from rltop.ingest.sources.tfevents.tfrecord.fast.tags import TagCache, first_of_key, tag_dictionary
+from rltop.ingest.sources.tfevents.tfrecord.frames import strided_view
+from rltop.ingest.sources.tfevents.tfrecord.wire import WireError, plugin_name
 
 MAX_FAST_TAG = 120  # tags up to this length take the vectorised path
 _MAX_META = 64  # metadata up to this length is compared word by word

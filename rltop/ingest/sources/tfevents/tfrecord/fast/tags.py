@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rltop.ingest.tfrecord.frames import strided_view
+from rltop.ingest.sources.tfevents.tfrecord.frames import strided_view
 
 _HASH_PRIME = np.uint64(0x100000001B3)
 
@@ -25,7 +25,7 @@ class TagCache:
 
     names: list[str] = field(default_factory=list)
     by_name: dict[str, int] = field(default_factory=dict)
-    # Records per cycle in the file's last window (`rltop.ingest.tfrecord.fast.cycles`): the next window's
+    # Records per cycle in the file's last window (`tfrecord.fast.cycles`): the next window's
     # sample is made long enough for it at once.
     cycle: int = 0
 

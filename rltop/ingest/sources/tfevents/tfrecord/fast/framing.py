@@ -1,13 +1,13 @@
 """Vectorised framing: every record start of a buffer at once, without walking it record by record.
 
-It serves the full-load goals (`rltop.ingest.tfrecord.fast`): a Python walk over frames alone tops
+It serves the full-load goals (`tfrecord.fast`): a Python walk over frames alone tops
 out near 3M records/s, slower than the whole vectorised load. Candidates are the byte positions
 whose payload would start with ``0x09`` (an Event's ``wall_time`` field, which writers always
 serialise first), whose length fits the buffer and whose length CRC checks (computed once per
-distinct length); `rltop.ingest.tfrecord.frames.scan_frames` takes every chain of candidates that
+distinct length); `tfrecord.frames.scan_frames` takes every chain of candidates that
 end where the next starts, and walks only where a chain breaks.
 
-Goal served: every full-load goal (`rltop.ingest.tfrecord.fast`); with decoding still
+Goal served: every full-load goal (`tfrecord.fast`); with decoding still
 vectorised, walking every frame instead takes the 900k-scalar load from 0.20 to 5.0-5.2 CPU-s.
 Reference-equality test: ``tests/unit/test_reader_tiers.py``.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rltop.ingest.tfrecord.frames import (
+from rltop.ingest.sources.tfevents.tfrecord.frames import (
     HEADER,
     MAX_RECORD,
     OVERHEAD,
