@@ -10,7 +10,7 @@ joining only moves whole runs of a tag's points.
 
 Goals served: the 3000-tag load at most 1.5x the cost per scalar of the 30-tag one (split per
 read, it takes 0.11 CPU-s more, +31 %), and the 6M-scalar load's peak memory (188 MB; 314 MB split
-per read). Reference-equality test: ``tests/unit/test_reader_tiers.py`` (a load through the feed fills
+per read). Reference-equality test: ``tests/e2e/test_reader_tiers.py`` (a load through the feed fills
 the same store as the plain reader's points per tag) and ``tests/unit/test_columns.py``.
 """
 

@@ -107,7 +107,7 @@ class Series:
         length when a restart purged points). ``adopt``: the caller gives the arrays away (nothing
         else writes them), so an empty series keeps them instead of copying them. It serves the
         6M-scalar load's peak memory (188 MB; 320 MB copying, and 0.12 CPU-s more); a load without
-        it fills the same store (``tests/unit/test_reader_tiers.py``).
+        it fills the same store (``tests/e2e/test_reader_tiers.py``).
         """
         steps = np.asarray(steps, dtype=np.int64)
         count = int(steps.shape[0])

@@ -6,7 +6,7 @@ The plain decoder is the reference: every record goes through the general wire d
 simple value, or a float32 tensor with torch's ``new_style=True`` and TF2 writers) are decoded
 column-wise there; everything else (file_version, text summaries, other tensors, several values
 per event, unknown fields) still goes through the wire decoder, and both streams are merged back in
-file order per tag. Both ways read the same points, bit for bit (``tests/unit/test_reader_tiers.py``).
+file order per tag. Both ways read the same points, bit for bit (``tests/e2e/test_reader_tiers.py``).
 """
 
 from __future__ import annotations

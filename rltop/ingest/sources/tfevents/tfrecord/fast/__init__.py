@@ -3,7 +3,7 @@
 The plain reader is the reference: frames are walked one by one (`tfrecord.frames`)
 and every payload goes through the general wire decoder (`tfrecord.wire`, merged in
 file order by `tfrecord.records`). This package reads the same points, bit for bit,
-column-wise with numpy; the tests read every fixture both ways (``tests/unit/test_reader_tiers.py``).
+column-wise with numpy; the tests read every fixture both ways (``tests/e2e/test_reader_tiers.py``).
 
 It serves the full-load goals of ``docs/internals/performance.md`` (a 900k-scalar log at least
 100x faster than tbparse, a 6M-scalar log in at most 1.5 CPU-s and 5x faster than TensorBoard's

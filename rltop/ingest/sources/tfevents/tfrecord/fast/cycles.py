@@ -15,7 +15,7 @@ holds the bytes after the varint; those are compared with the template's, since 
 
 Goal served: the 6M-scalar load in at most 1.5 CPU-s. Without it that load takes 0.34-0.40 CPU-s
 more (28-34 %: 1.52 instead of 1.18), the 900k and tensor loads 0.04-0.06 more
-(``docs/internals/performance.md``). Reference-equality test: ``tests/unit/test_reader_tiers.py`` (and
+(``docs/internals/performance.md``). Reference-equality test: ``tests/e2e/test_reader_tiers.py`` (and
 ``tests/unit/test_reader_cycles.py`` for flipped bits and records unlike their phase).
 """
 

@@ -9,7 +9,7 @@ end where the next starts, and walks only where a chain breaks.
 
 Goal served: every full-load goal (`tfrecord.fast`); with decoding still
 vectorised, walking every frame instead takes the 900k-scalar load from 0.20 to 5.0-5.2 CPU-s.
-Reference-equality test: ``tests/unit/test_reader_tiers.py``.
+Reference-equality test: ``tests/e2e/test_reader_tiers.py``.
 """
 
 from __future__ import annotations

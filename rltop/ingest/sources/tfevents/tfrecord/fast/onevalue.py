@@ -19,7 +19,7 @@ template's in the same way, so a record that differs anywhere else goes to the g
 
 Goal served: every full-load goal (`rltop.ingest.sources.tfevents.tfrecord.fast`); with the framing still
 vectorised, decoding every record with the wire decoder instead takes the 900k-scalar load from
-0.20 to 7.3-8.4 CPU-s. Reference-equality test: ``tests/unit/test_reader_tiers.py``.
+0.20 to 7.3-8.4 CPU-s. Reference-equality test: ``tests/e2e/test_reader_tiers.py``.
 """
 
 from __future__ import annotations
