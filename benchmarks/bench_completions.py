@@ -117,18 +117,24 @@ def main() -> None:
         started = time.perf_counter()
         write_files(folder, args.files, args.rows, args.chars)
         on_disk = sum(p.stat().st_size for p in folder.iterdir())
-        print(f"{args.files} files x {args.rows} rows x {args.chars} chars: {on_disk / 1e6:.1f} MB on disk "
-              f"(written in {time.perf_counter() - started:.1f} s)")
+        print(
+            f"{args.files} files x {args.rows} rows x {args.chars} chars: {on_disk / 1e6:.1f} MB on disk "
+            f"(written in {time.perf_counter() - started:.1f} s)"
+        )
         results = {name: measure(name, folder) for name in CHILD}
     print(f"{'variant':<14}{'steps':>7}{'held MB':>10}{'per step':>11}{'build s':>9}{'read 1 step':>13}")
     for name, r in results.items():
         per_step = r["held"] / max(r["steps"], 1)
-        print(f"{name:<14}{r['steps']:>7}{r['held'] / 1e6:>10.2f}{per_step:>9.0f} B{r['build']:>9.2f}"
-              f"{r['read_one'] * 1000:>10.1f} ms")
+        print(
+            f"{name:<14}{r['steps']:>7}{r['held'] / 1e6:>10.2f}{per_step:>9.0f} B{r['build']:>9.2f}"
+            f"{r['read_one'] * 1000:>10.1f} ms"
+        )
     index, naive = results["rltop index"], results["all rows"]
     verdict = "ok" if index["held"] / 1e6 < TARGET_MB else "OVER"
-    print(f"index: {index['held'] / 1e6:.2f} MB held, target < {TARGET_MB:g} MB: {verdict}; "
-          f"{naive['held'] / max(index['held'], 1):.0f}x less than keeping the rows")
+    print(
+        f"index: {index['held'] / 1e6:.2f} MB held, target < {TARGET_MB:g} MB: {verdict}; "
+        f"{naive['held'] / max(index['held'], 1):.0f}x less than keeping the rows"
+    )
 
 
 if __name__ == "__main__":

@@ -71,8 +71,10 @@ def main() -> None:
     print(f"{'exporter':<24}{'CPU s':>8}{'CSV MB':>8}")
     print(f"{'rltop export':<24}{rltop:>8.2f}{mb:>8.1f}")
     print(f"{'tbparse + to_csv':<24}{tbparse:>8.2f}{(scratch / 'tbparse.csv').stat().st_size / 1e6:>8.1f}")
-    print(f"rltop is {tbparse / rltop:.1f}x faster (goal >= 25x); values exact: "
-          f"{exact(scratch / 'rltop.csv', scratch / 'tbparse.csv')}")
+    print(
+        f"rltop is {tbparse / rltop:.1f}x faster (goal >= 25x); values exact: "
+        f"{exact(scratch / 'rltop.csv', scratch / 'tbparse.csv')}"
+    )
     print(f"load average {os.getloadavg()[0]:.2f}")
 
 

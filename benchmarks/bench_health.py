@@ -31,21 +31,41 @@ GOAL_MS = 5.0
 
 # (tag, typical level, relative noise): every metric the rules judge, and their neighbours.
 TAGS = [
-    ("train/val/ratio", 1.0, 0.002), ("train/policy/approxkl_avg", 0.001, 0.5),
-    ("train/policy/clipfrac_avg", 0.01, 0.5), ("train/val/clipfrac_avg", 0.1, 0.5),
-    ("train/policy/entropy_avg", 2.0, 0.01), ("train/loss/value_avg", 0.2, 0.3),
-    ("train/objective/kl", 3.0, 0.2), ("train/objective/scores", 0.5, 0.3),
-    ("train/objective/rlhf_reward", 0.4, 0.3), ("train/objective/non_score_reward", -0.1, 0.3),
-    ("train/objective/entropy", 60.0, 0.05), ("train/loss/policy_avg", -0.01, 1.0),
-    ("train/val/ratio_var", 1e-6, 0.5), ("train/val/num_eos_tokens", 4.0, 0.3), ("train/lr", 1e-5, 0.0),
-    ("train/eps", 10.0, 0.1), ("train/episode", 1.0, 0.0), ("train/entropy", 1.5, 0.01),
-    ("train/kl", 0.05, 0.3), ("train/reward", 0.3, 0.3), ("train/reward_std", 0.4, 0.2),
-    ("train/frac_reward_zero_std", 0.1, 0.8), ("train/completions/clipped_ratio", 0.1, 0.5),
-    ("train/completions/mean_length", 200.0, 0.1), ("train/completions/min_length", 20.0, 0.2),
-    ("train/completions/max_length", 512.0, 0.0), ("train/clip_ratio/region_mean", 0.01, 0.5),
-    ("train/clip_ratio/low_mean", 0.005, 0.5), ("train/clip_ratio/high_mean", 0.005, 0.5),
-    ("train/grad_norm", 0.7, 0.2), ("train/loss", 0.05, 1.0), ("train/learning_rate", 1e-6, 0.0),
-    ("train/step_time", 30.0, 0.1), ("train/num_tokens", 1e6, 0.0), ("train/epoch", 0.5, 0.0),
+    ("train/val/ratio", 1.0, 0.002),
+    ("train/policy/approxkl_avg", 0.001, 0.5),
+    ("train/policy/clipfrac_avg", 0.01, 0.5),
+    ("train/val/clipfrac_avg", 0.1, 0.5),
+    ("train/policy/entropy_avg", 2.0, 0.01),
+    ("train/loss/value_avg", 0.2, 0.3),
+    ("train/objective/kl", 3.0, 0.2),
+    ("train/objective/scores", 0.5, 0.3),
+    ("train/objective/rlhf_reward", 0.4, 0.3),
+    ("train/objective/non_score_reward", -0.1, 0.3),
+    ("train/objective/entropy", 60.0, 0.05),
+    ("train/loss/policy_avg", -0.01, 1.0),
+    ("train/val/ratio_var", 1e-6, 0.5),
+    ("train/val/num_eos_tokens", 4.0, 0.3),
+    ("train/lr", 1e-5, 0.0),
+    ("train/eps", 10.0, 0.1),
+    ("train/episode", 1.0, 0.0),
+    ("train/entropy", 1.5, 0.01),
+    ("train/kl", 0.05, 0.3),
+    ("train/reward", 0.3, 0.3),
+    ("train/reward_std", 0.4, 0.2),
+    ("train/frac_reward_zero_std", 0.1, 0.8),
+    ("train/completions/clipped_ratio", 0.1, 0.5),
+    ("train/completions/mean_length", 200.0, 0.1),
+    ("train/completions/min_length", 20.0, 0.2),
+    ("train/completions/max_length", 512.0, 0.0),
+    ("train/clip_ratio/region_mean", 0.01, 0.5),
+    ("train/clip_ratio/low_mean", 0.005, 0.5),
+    ("train/clip_ratio/high_mean", 0.005, 0.5),
+    ("train/grad_norm", 0.7, 0.2),
+    ("train/loss", 0.05, 1.0),
+    ("train/learning_rate", 1e-6, 0.0),
+    ("train/step_time", 30.0, 0.1),
+    ("train/num_tokens", 1e6, 0.0),
+    ("train/epoch", 0.5, 0.0),
 ]
 for _index in range(len(TAGS), 60):  # reward-function families up to 60 tags
     TAGS.append((f"train/rewards/reward_fn_{_index // 2}/{'mean' if _index % 2 else 'std'}", 0.5, 0.3))
@@ -99,13 +119,19 @@ def incremental(history: int, batches: int, points: int) -> None:
     median = statistics.median(timings)
     p95 = float(np.percentile(timings, 95))
     verdict = "OK" if p95 <= GOAL_MS else "OVER GOAL"
-    print(f"incremental re-judge, {len(TAGS)} tags, {points} new point(s) per tag per batch, "
-          f"history {history} steps/tag, {batches} batches:")
-    print(f"  per batch: median {median:.2f} ms, p95 {p95:.2f} ms, max {max(timings):.2f} ms wall "
-          f"(goal <= {GOAL_MS:.0f} ms: {verdict}); CPU median {statistics.median(cpu_timings):.2f} ms")
-    print(f"  baseline, judging the whole run from scratch: {scratch:.0f} ms "
-          f"(incremental is {scratch / median:.0f}x faster); first full judgement {first * 1000:.0f} ms; "
-          f"first batch after it {first_batch:.1f} ms (one-off array growth)")
+    print(
+        f"incremental re-judge, {len(TAGS)} tags, {points} new point(s) per tag per batch, "
+        f"history {history} steps/tag, {batches} batches:"
+    )
+    print(
+        f"  per batch: median {median:.2f} ms, p95 {p95:.2f} ms, max {max(timings):.2f} ms wall "
+        f"(goal <= {GOAL_MS:.0f} ms: {verdict}); CPU median {statistics.median(cpu_timings):.2f} ms"
+    )
+    print(
+        f"  baseline, judging the whole run from scratch: {scratch:.0f} ms "
+        f"(incremental is {scratch / median:.0f}x faster); first full judgement {first * 1000:.0f} ms; "
+        f"first batch after it {first_batch:.1f} ms (one-off array growth)"
+    )
 
 
 def bulk_logs() -> None:
@@ -125,8 +151,10 @@ def bulk_logs() -> None:
         started = time.perf_counter()
         assess_store(result.store)
         judged = time.perf_counter() - started
-        print(f"bulk {size}: {scalars:,} scalars, load {loaded:.2f} s, health {judged:.2f} s "
-              f"({judged / loaded:.2f}x the load, {scalars / judged / 1e6:.1f} M scalars/s)")
+        print(
+            f"bulk {size}: {scalars:,} scalars, load {loaded:.2f} s, health {judged:.2f} s "
+            f"({judged / loaded:.2f}x the load, {scalars / judged / 1e6:.1f} M scalars/s)"
+        )
 
 
 def main() -> None:

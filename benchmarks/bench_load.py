@@ -75,7 +75,8 @@ count += sum(len(ea.Tensors(t)) for t in ea.Tags()["tensors"])
     "raw": ("import glob", READ_FILES),
     "frames": (
         "import glob, struct",
-        READ_FILES + """
+        READ_FILES
+        + """
     unpack, pos, n = struct.Struct("<Q").unpack_from, 0, len(data)
     while pos + 12 <= n:
         length = unpack(data, pos)[0]
@@ -170,15 +171,19 @@ def report(size: str, names: list[str], repeat: int) -> dict[str, dict]:
     for name in names:
         ordered = sorted(runs[name], key=lambda r: r["load_cpu"])
         results[name] = {**ordered[len(ordered) // 2], "runs": len(ordered)}  # the median run
-    print(f"{'reader':<18}{'load CPU s':>11}{'process CPU s':>14}{'wall s':>8}{'scalars/s':>12}"
-          f"{'peak RSS MB':>12}{'held B/pt':>10}{'rltop is x faster':>18}{'runs':>6}")
+    print(
+        f"{'reader':<18}{'load CPU s':>11}{'process CPU s':>14}{'wall s':>8}{'scalars/s':>12}"
+        f"{'peak RSS MB':>12}{'held B/pt':>10}{'rltop is x faster':>18}{'runs':>6}"
+    )
     ours = results.get("rltop")
     for name, r in results.items():
         rate = f"{r['count'] / r['load_cpu']:,.0f}" if r["count"] and r["load_cpu"] else "-"
         held = f"{r['held'] / r['count']:.1f}" if r.get("held") else "-"
         ratio = f"{r['load_cpu'] / ours['load_cpu']:.1f}x" if ours and name != "rltop" else "-"
-        print(f"{name:<18}{r['load_cpu']:>11.2f}{r['cpu']:>14.2f}{r['load']:>8.2f}{rate:>12}"
-              f"{r['rss_mb']:>12.0f}{held:>10}{ratio:>18}{r['runs']:>6}")
+        print(
+            f"{name:<18}{r['load_cpu']:>11.2f}{r['cpu']:>14.2f}{r['load']:>8.2f}{rate:>12}"
+            f"{r['rss_mb']:>12.0f}{held:>10}{ratio:>18}{r['runs']:>6}"
+        )
     counts = {r["count"] for n, r in results.items() if n not in ("raw",)}
     print("counts agree" if len(counts) == 1 else f"COUNTS DIFFER: {counts}")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
@@ -194,8 +199,12 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", default=["medium"], choices=[*SIZES, *EXTRA_SIZES])
     parser.add_argument("--readers", nargs="+", choices=[*READERS, "rustboard"])
     parser.add_argument("--skip-slow", action="store_true", help="no tbparse / EventAccumulator")
-    parser.add_argument("--repeat", type=int, default=7,
-                        help=f"runs of each reader under {QUICK:g} CPU-s; the median is shown (default 7)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=7,
+        help=f"runs of each reader under {QUICK:g} CPU-s; the median is shown (default 7)",
+    )
     args = parser.parse_args()
     compile_rltop()
     plan = dict(ROWS) if args.all else {size: args.readers or ROWS[size] for size in args.sizes}
@@ -211,8 +220,10 @@ def main() -> None:
                 other = figures[size]["rltop"]
                 ratio = (other["load_cpu"] / other["count"]) / (base["load_cpu"] / base["count"])
                 print(f"  {size:<8}{ratio:.2f}x")
-    print(f"\nmachine: {os.cpu_count()} cores, python {sys.version.split()[0]}, "
-          f"{resource.getpagesize()} B pages")
+    print(
+        f"\nmachine: {os.cpu_count()} cores, python {sys.version.split()[0]}, "
+        f"{resource.getpagesize()} B pages"
+    )
 
 
 if __name__ == "__main__":

@@ -114,13 +114,16 @@ def main() -> None:
     readers = {"rltop": ROOT}
     if args.compare is not None:
         readers["compare"] = args.compare
-    print(f"{'case':<16}{'reader':<10}{'file MB':>9}{'CPU s':>8}{'peak RSS MB':>13}"
-          f"{'points':>10}{'texts':>7}")
+    print(
+        f"{'case':<16}{'reader':<10}{'file MB':>9}{'CPU s':>8}{'peak RSS MB':>13}{'points':>10}{'texts':>7}"
+    )
     for kind, mb in (("summary", args.mb), ("lying header", args.after_mb)):
         for name, where in readers.items():
             r = run(kind, mb, where)
-            print(f"{kind:<16}{name:<10}{r['mb']:>9.0f}{r['cpu']:>8.2f}{r['rss_mb']:>13.0f}"
-                  f"{r['points']:>10,}{r['texts']:>7}")
+            print(
+                f"{kind:<16}{name:<10}{r['mb']:>9.0f}{r['cpu']:>8.2f}{r['rss_mb']:>13.0f}"
+                f"{r['points']:>10,}{r['texts']:>7}"
+            )
 
 
 if __name__ == "__main__":

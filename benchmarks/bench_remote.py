@@ -159,8 +159,10 @@ def many_runs(count: int, repeat: int, env: dict, client) -> None:
     loaded = load([url])
     heads, lists, gets, fetched = counter.totals()
     disk, s3 = statistics.median(times["disk"]), statistics.median(times["s3"])
-    print(f"rltop export of {count} runs ({len(loaded.store.runs)} read, "
-          f"{sum(r.scalar_count() for r in loaded.store.runs.values()):,} scalars), median of {repeat}:")
+    print(
+        f"rltop export of {count} runs ({len(loaded.store.runs)} read, "
+        f"{sum(r.scalar_count() for r in loaded.store.runs.values()):,} scalars), median of {repeat}:"
+    )
     print(f"  disk {disk:.1f} s, S3 (moto, 127.0.0.1) {s3:.1f} s: {s3 / disk:.2f}x")
     print(f"  one load's requests: {heads} HEAD, {lists} LIST, {gets} GET ({fetched / 1e6:.1f} MB)")
     shutil.rmtree(local)

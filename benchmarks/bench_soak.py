@@ -93,8 +93,12 @@ def start_writer(args: argparse.Namespace, prefix: str) -> tuple[Path, subproces
     run_dir = work / "logs" / "soak_run"
     run_dir.mkdir(parents=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(run_dir), str(args.tags), str(args.rate)],
-                              stdout=subprocess.PIPE, text=True, env=env)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(run_dir), str(args.tags), str(args.rate)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     first = writer.stdout.readline()
     assert first.strip() == "1", first
     return work, writer
@@ -105,13 +109,23 @@ class Tmux:
 
     def __init__(self, command: str) -> None:
         self.socket = f"rltop-soak-{uuid.uuid4().hex[:8]}"
-        self._run("new-session", "-d", "-s", "s", "-x", "100", "-y", "30",
-                  f"exec env -u COLUMNS -u LINES TERM=xterm-256color {command}")
+        self._run(
+            "new-session",
+            "-d",
+            "-s",
+            "s",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            f"exec env -u COLUMNS -u LINES TERM=xterm-256color {command}",
+        )
         self.pid = int(self._run("display-message", "-p", "-t", "s", "#{pane_pid}").strip())
 
     def _run(self, *args: str) -> str:
-        return subprocess.run([TMUX, "-L", self.socket, *args], capture_output=True, text=True,
-                              timeout=10).stdout
+        return subprocess.run(
+            [TMUX, "-L", self.socket, *args], capture_output=True, text=True, timeout=10
+        ).stdout
 
     def screen(self) -> str:
         """What the pane shows."""
@@ -141,8 +155,12 @@ def main() -> None:
     if TMUX is None or RLTOP is None:
         sys.exit("needs tmux and the installed rltop")
     work, writer = start_writer(args, "rltop-soak-")
-    tail = subprocess.Popen([RLTOP, "tail", str(work / "logs")], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    tail = subprocess.Popen(
+        [RLTOP, "tail", str(work / "logs")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     dashboard = Tmux(f"{RLTOP} {work / 'logs'}")
     samples: dict[str, list[tuple[float, int, float]]] = {"dashboard": [], "tail": []}
     pids = {"dashboard": dashboard.pid, "tail": tail.pid}
@@ -163,10 +181,12 @@ def main() -> None:
             process.wait(timeout=10)
         shutil.rmtree(work, ignore_errors=True)
     points_per_s = args.tags * args.rate
-    print(f"soak: {args.minutes:g} min, {args.tags} tags at {args.rate:g} step/s = {points_per_s:g} "
-          "points/s, "
-          f"warm-up {args.warmup:g} s left out of the fit; the dashboard showed step "
-          f"{_shown_step(screen)} at the end")
+    print(
+        f"soak: {args.minutes:g} min, {args.tags} tags at {args.rate:g} step/s = {points_per_s:g} "
+        "points/s, "
+        f"warm-up {args.warmup:g} s left out of the fit; the dashboard showed step "
+        f"{_shown_step(screen)} at the end"
+    )
     print_minutes(samples, points_per_s)
     for name, rows in samples.items():
         kept = [row for row in rows if row[0] >= args.warmup] or rows
@@ -175,13 +195,20 @@ def main() -> None:
         per_s = slope(times, rss)
         cpu = (kept[-1][2] - kept[0][2]) / max(times[-1] - times[0], 1e-9) * 100
         per_point = per_s / points_per_s
-        goal = "" if name != "dashboard" else (
-            f"; goal <= {2 * SERIES_BYTES} B/point: {'OK' if per_point <= 2 * SERIES_BYTES else 'OVER'}, "
-            f"CPU goal <= 3 %: {'OK' if cpu <= 3 else 'OVER'}")
-        print(f"  {name:9s}: RSS {rss[0] / 1e6:.1f} -> {rss[-1] / 1e6:.1f} MB, "
-              f"slope {per_s * 60 / 1e6:.3f} MB/min = "
-              f"{per_point:.0f} B/point ({per_point / SERIES_BYTES:.1f}x the series' {SERIES_BYTES} B), "
-              f"CPU {cpu:.2f} % of a core{goal}")
+        goal = (
+            ""
+            if name != "dashboard"
+            else (
+                f"; goal <= {2 * SERIES_BYTES} B/point: {'OK' if per_point <= 2 * SERIES_BYTES else 'OVER'}, "
+                f"CPU goal <= 3 %: {'OK' if cpu <= 3 else 'OVER'}"
+            )
+        )
+        print(
+            f"  {name:9s}: RSS {rss[0] / 1e6:.1f} -> {rss[-1] / 1e6:.1f} MB, "
+            f"slope {per_s * 60 / 1e6:.3f} MB/min = "
+            f"{per_point:.0f} B/point ({per_point / SERIES_BYTES:.1f}x the series' {SERIES_BYTES} B), "
+            f"CPU {cpu:.2f} % of a core{goal}"
+        )
 
 
 def print_minutes(samples: dict[str, list[tuple[float, int, float]]], points_per_s: float) -> None:
@@ -199,15 +226,20 @@ def print_minutes(samples: dict[str, list[tuple[float, int, float]]], points_per
         for name in names:
             rows = samples[name]
             end = max((row for row in rows if row[0] <= minute * 60), key=lambda row: row[0])
-            start = max((row for row in rows if row[0] <= (minute - 1) * 60), key=lambda row: row[0],
-                        default=rows[0])
+            start = max(
+                (row for row in rows if row[0] <= (minute - 1) * 60), key=lambda row: row[0], default=rows[0]
+            )
             cells.append(f"{end[1] / 1e6:>18.1f}{end[2] - start[2]:>16.2f}")
         series = minute * 60 * points_per_s * SERIES_BYTES / 1e6
         print(f"{minute:>6} " + "".join(cells) + f"{series:>11.1f}")
 
 
-OWNERS = (("series", "rltop/model/series.py"), ("rltop", "/rltop/"), ("textual", "/textual/"),
-          ("rich", "/rich/"))
+OWNERS = (
+    ("series", "rltop/model/series.py"),
+    ("rltop", "/rltop/"),
+    ("textual", "/textual/"),
+    ("rich", "/rich/"),
+)
 """Owner -> a part of the allocating file's path (first match wins; the rest is "other")."""
 
 
@@ -227,8 +259,9 @@ async def trace(args: argparse.Namespace) -> None:
             before, points_before = tracemalloc.take_snapshot(), _points(app)
             await asyncio.sleep(args.minutes * 60)
             after, points = tracemalloc.take_snapshot(), _points(app)
-            held = sum(series.nbytes() for run in app.session.store.runs.values()
-                       for series in run.series.values())
+            held = sum(
+                series.nbytes() for run in app.session.store.runs.values() for series in run.series.values()
+            )
             tracemalloc.stop()
     finally:
         writer.kill()
@@ -240,12 +273,16 @@ async def trace(args: argparse.Namespace) -> None:
         path = stat.traceback[0].filename
         owner = next((name for name, part in OWNERS if part in path), "other")
         growth[owner] = growth.get(owner, 0) + stat.size_diff
-    print(f"trace: {args.minutes:g} min after a {args.warmup:g} s warm-up, {added:,} points added "
-          f"({points:,} held); growth per added point by owner:")
+    print(
+        f"trace: {args.minutes:g} min after a {args.warmup:g} s warm-up, {added:,} points added "
+        f"({points:,} held); growth per added point by owner:"
+    )
     for owner in [name for name, _ in OWNERS] + ["other"]:
         print(f"  {owner:8s} {growth.get(owner, 0) / added:7.1f} B/point")
-    print(f"  total    {sum(growth.values()) / added:7.1f} B/point; the series hold {held / points:.1f} B "
-          f"per point now (capacity included; {SERIES_BYTES} B of data)")
+    print(
+        f"  total    {sum(growth.values()) / added:7.1f} B/point; the series hold {held / points:.1f} B "
+        f"per point now (capacity included; {SERIES_BYTES} B of data)"
+    )
 
 
 def _points(app) -> int:

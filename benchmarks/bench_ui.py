@@ -120,8 +120,9 @@ def bench_minimal(idle: float, repeat: int) -> tuple[float, float, float]:
     return statistics.median(firsts), statistics.median(cpus), idle_percent
 
 
-def bench_rltop(path: Path, last_step: int | None, idle: float | None, timeout: float,
-                size: tuple[int, int] = (100, 30)) -> dict[str, float | None]:
+def bench_rltop(
+    path: Path, last_step: int | None, idle: float | None, timeout: float, size: tuple[int, int] = (100, 30)
+) -> dict[str, float | None]:
     """One dashboard start: first frame, complete picture (s and CPU-s), then idle CPU (None: skip)."""
     pane = Pane(f"{RLTOP} {path}", *size)
     grid = size[0] >= 120 and size[1] >= 36  # rltop.ui.logic.grid_layout: the chart grid is on
@@ -139,14 +140,19 @@ def bench_rltop(path: Path, last_step: int | None, idle: float | None, timeout: 
         if idle is None:
             return {"first": first, "complete": complete, "complete_cpu": complete_cpu, "idle": None}
         time.sleep(2.0)  # let the last repaint and the first health tick pass
-        return {"first": first, "complete": complete, "complete_cpu": complete_cpu,
-                "idle": idle_cpu(pane, idle)}
+        return {
+            "first": first,
+            "complete": complete,
+            "complete_cpu": complete_cpu,
+            "idle": idle_cpu(pane, idle),
+        }
     finally:
         pane.close()
 
 
-def medians_of_starts(path: Path, steps: int | None, idle: float, size: tuple[int, int],
-                      repeat: int) -> tuple[dict[str, float | None], float]:
+def medians_of_starts(
+    path: Path, steps: int | None, idle: float, size: tuple[int, int], repeat: int
+) -> tuple[dict[str, float | None], float]:
     """``repeat`` dashboard starts, each after a bare load of the same log (so both see the same
     machine: this VM's speed drifts by a third within minutes); the medians of each figure, the
     idle CPU measured on the last start, and the bare load's median."""
@@ -179,8 +185,9 @@ def many_runs(count: int) -> Path:
 def process_cpu(code: str, *args: str) -> float:
     """Process CPU (user+sys, imports included) of a fresh Python that runs ``code`` with ``args``."""
     report = "\nimport resource\nu = resource.getrusage(resource.RUSAGE_SELF)\nprint(u.ru_utime + u.ru_stime)"
-    done = subprocess.run([sys.executable, "-c", code + report, *args], capture_output=True, text=True,
-                          check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code + report, *args], capture_output=True, text=True, check=True
+    )
     return float(done.stdout.strip())
 
 
@@ -203,10 +210,15 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="skip the 6M log, 15 s idle windows")
     parser.add_argument("--large", action="store_true", help="with --quick: the 6M log too")
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="dashboard starts (and bare loads) per case; medians are printed")
-    parser.add_argument("--sizes", default="100x30,200x50",
-                        help="pane sizes, comma-separated (200x50: the chart grid is on)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="dashboard starts (and bare loads) per case; medians are printed",
+    )
+    parser.add_argument(
+        "--sizes", default="100x30,200x50", help="pane sizes, comma-separated (200x50: the chart grid is on)"
+    )
     args = parser.parse_args()
     repeat = max(args.repeat, 1)
     sizes_wanted = [tuple(int(n) for n in size.split("x")) for size in args.sizes.split(",")]
@@ -229,12 +241,16 @@ def main() -> None:
     base_first, base_cpu, base_idle = bench_minimal(idle, repeat)
     textual_start = max(base_cpu - interpreter_cpu(), 0.0)  # what Textual's own start adds
     print(f"load average {os.getloadavg()[0]:.2f}")
-    print(f"baseline minimal Textual app: first frame {base_first:.3f} s ({base_cpu:.2f} CPU-s), "
-          f"idle CPU {base_idle:.2f} %")
+    print(
+        f"baseline minimal Textual app: first frame {base_first:.3f} s ({base_cpu:.2f} CPU-s), "
+        f"idle CPU {base_idle:.2f} %"
+    )
     # The floor of "complete CPU / bare load": what a dashboard would cost that adds nothing to the
     # load but Textual's own start.
-    print(f"{'log':22} {'pane':>7} {'first frame':>12} {'x base':>7} {'complete s':>11} {'CPU s':>6} "
-          f"{'bare load CPU s':>16} {'x load':>7} {'floor x':>8} {'idle CPU %':>11} {'x base':>7}")
+    print(
+        f"{'log':22} {'pane':>7} {'first frame':>12} {'x base':>7} {'complete s':>11} {'CPU s':>6} "
+        f"{'bare load CPU s':>16} {'x load':>7} {'floor x':>8} {'idle CPU %':>11} {'x base':>7}"
+    )
     for label, path, steps in cases:
         for width, height in sizes_wanted:
             result, bare = medians_of_starts(path, steps, idle, (width, height), repeat)
@@ -244,15 +260,22 @@ def main() -> None:
                 f"{label:22} {f'{width}x{height}':>7} {first:12.3f} {first / base_first:7.2f} "
                 f"{(complete if complete is not None else float('nan')):11.2f} {done_cpu:6.2f} "
                 f"{bare:16.2f} {done_cpu / bare:7.2f} {(bare + textual_start) / bare:8.2f} {cpu:11.2f} "
-                f"{cpu / base_idle if base_idle else float('inf'):7.2f}", flush=True
+                f"{cpu / base_idle if base_idle else float('inf'):7.2f}",
+                flush=True,
             )
     print(f"load average {os.getloadavg()[0]:.2f}")
-    print("goals: first frame <= 0.5 s on any log, the chart grid on or off; complete picture <= 1.5x "
-          "the bare load's CPU; idle CPU <= 0.5 % of a core (200 runs included)")
-    print(f"floor x: (bare load + Textual's own start, {textual_start:.2f} CPU-s: the minimal app's CPU "
-          "at its first frame less a bare interpreter's) / bare load")
-    print(f"each row: medians of {repeat} dashboard starts, each after a bare load of the same "
-          "log (the bare load's median); idle CPU on the last start")
+    print(
+        "goals: first frame <= 0.5 s on any log, the chart grid on or off; complete picture <= 1.5x "
+        "the bare load's CPU; idle CPU <= 0.5 % of a core (200 runs included)"
+    )
+    print(
+        f"floor x: (bare load + Textual's own start, {textual_start:.2f} CPU-s: the minimal app's CPU "
+        "at its first frame less a bare interpreter's) / bare load"
+    )
+    print(
+        f"each row: medians of {repeat} dashboard starts, each after a bare load of the same "
+        "log (the bare load's median); idle CPU on the last start"
+    )
 
 
 if __name__ == "__main__":

@@ -26,9 +26,16 @@ SIZES = {"medium": (30, 30_000), "large": (60, 100_000)}
 EXTRA_SIZES = {"tags": (3000, 333, "tbx"), "tensor": (30, 30_000, "torch")}
 TORCH_PYTHON = os.environ.get("RLTOP_TORCH_PYTHON", "/work/gen/venv/bin/python")
 TRL_TAGS = (
-    "train/val/ratio", "train/policy/entropy_avg", "train/loss/value_avg", "train/objective/kl",
-    "train/objective/scores", "train/objective/rlhf_reward", "train/policy/approxkl_avg",
-    "train/policy/clipfrac_avg", "train/val/clipfrac_avg", "train/lr",
+    "train/val/ratio",
+    "train/policy/entropy_avg",
+    "train/loss/value_avg",
+    "train/objective/kl",
+    "train/objective/scores",
+    "train/objective/rlhf_reward",
+    "train/policy/approxkl_avg",
+    "train/policy/clipfrac_avg",
+    "train/val/clipfrac_avg",
+    "train/lr",
 )
 
 
@@ -84,7 +91,8 @@ def write_log(size: str) -> Path:
     started = time.time()
     subprocess.run(
         [python, "-c", _WRITE, str(tags), str(steps), str(directory), writer, *tag_names(tags)],
-        check=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
+        check=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
     done.write_text(f"{tags * steps} scalars written in {time.time() - started:.0f} s\n")
     return directory

@@ -65,8 +65,20 @@ def rustboard_load(path: Path, expected: int | None, checksum: bool = False, tim
 
     with tempfile.TemporaryDirectory() as scratch:
         port_file = Path(scratch) / "port"
-        command = [str(binary), "--logdir", str(path), "--port", "0", "--port-file", str(port_file),
-                   "--reload", "once", "--samples-per-plugin", "scalars=all", "--die-after-stdin"]
+        command = [
+            str(binary),
+            "--logdir",
+            str(path),
+            "--port",
+            "0",
+            "--port-file",
+            str(port_file),
+            "--reload",
+            "once",
+            "--samples-per-plugin",
+            "scalars=all",
+            "--die-after-stdin",
+        ]
         if checksum:
             command.append("--checksum")
         started = time.perf_counter()
@@ -74,8 +86,10 @@ def rustboard_load(path: Path, expected: int | None, checksum: bool = False, tim
         try:
             while not (port_file.exists() and port_file.read_text().strip()):
                 time.sleep(0.01)
-            channel = grpc.insecure_channel(f"localhost:{port_file.read_text().strip()}",
-                                            options=[("grpc.max_receive_message_length", (1 << 31) - 1)])
+            channel = grpc.insecure_channel(
+                f"localhost:{port_file.read_text().strip()}",
+                options=[("grpc.max_receive_message_length", (1 << 31) - 1)],
+            )
             stub = pb_grpc.TensorBoardDataProviderStub(channel)
             count = last = -1
             while time.perf_counter() - started < timeout:
@@ -92,5 +106,13 @@ def rustboard_load(path: Path, expected: int | None, checksum: bool = False, tim
             server.stdin.close()
             server.kill()
             server.wait()
-    return {"count": count, "import": 0.0, "load": wall, "load_cpu": cpu, "cpu": cpu, "rss_mb": rss,
-            "held": None, "process_wall": wall}
+    return {
+        "count": count,
+        "import": 0.0,
+        "load": wall,
+        "load_cpu": cpu,
+        "cpu": cpu,
+        "rss_mb": rss,
+        "held": None,
+        "process_wall": wall,
+    }

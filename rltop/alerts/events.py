@@ -143,14 +143,18 @@ class AlertTracker:
             if group is None:
                 state.groups[rule] = _Group(now.level, now.finding, dict(now.tags))
                 kind = STALL if rule == STALL_RULE else FINDING
-                events.append(AlertEvent(kind, run.name, now.level, now.finding, None, tuple(now.tags),
-                                         initial))
+                events.append(
+                    AlertEvent(kind, run.name, now.level, now.finding, None, tuple(now.tags), initial)
+                )
                 continue
             group.finding = now.finding
             group.tags.update(now.tags)
             if now.level > group.level:
-                events.append(AlertEvent(ESCALATION, run.name, now.level, now.finding, group.level,
-                                         tuple(group.tags), initial))
+                events.append(
+                    AlertEvent(
+                        ESCALATION, run.name, now.level, now.finding, group.level, tuple(group.tags), initial
+                    )
+                )
                 group.level = now.level
         events.extend(self._recoveries(run, health, state, active, settled=False))
         return events
@@ -173,8 +177,14 @@ class AlertTracker:
             series = run.series.get(tag)
             if not tag or series is None:
                 continue  # the stall rule (run-wide), or a tag that is gone
-            ended = next((f for f in health.findings if f.rule == rule and f.tag == tag
-                          and not f.active and f.first_step == last.first_step), None)
+            ended = next(
+                (
+                    f
+                    for f in health.findings
+                    if f.rule == rule and f.tag == tag and not f.active and f.first_step == last.first_step
+                ),
+                None,
+            )
             bad = ended.last_step if ended is not None else last.last_step
             if bad is None:
                 continue

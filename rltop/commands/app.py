@@ -55,8 +55,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="poll the files every SECONDS (at least 0.05) instead of using file events (for "
         "NFS/Lustre; chosen automatically there); URLs (s3://...) are polled every 10 s by default",
     )  # fmt: skip
-    parser.add_argument("--theme", metavar="NAME", help="colour theme (default: rltop-dark, or rltop-ansi "
-                        "on 16-colour terminals; env RLTOP_THEME)")
+    parser.add_argument(
+        "--theme",
+        metavar="NAME",
+        help="colour theme (default: rltop-dark, or rltop-ansi on 16-colour terminals; env RLTOP_THEME)",
+    )
     parser.add_argument(
         "--follow", metavar="worst|newest|NAME", default="worst",
         help="which run the dashboard shows by itself: the worst one (default; a run that becomes "
@@ -151,8 +154,17 @@ def make_app(args: argparse.Namespace) -> RltopApp:
         _check_directory(screenshots, "--screenshot-dir")
     rules = load_rules(args.rules)  # a bad rules file is a one-line error before the screen is taken
     alerts = alert_settings(args)  # a bad webhook URL, a missing notify-send: the same
-    return RltopApp(args.paths, rules=rules, poll=args.poll, tags=args.tags, runs=args.runs,
-                    theme=args.theme, follow=follow, screenshot_dir=screenshots, alerts=alerts)
+    return RltopApp(
+        args.paths,
+        rules=rules,
+        poll=args.poll,
+        tags=args.tags,
+        runs=args.runs,
+        theme=args.theme,
+        follow=follow,
+        screenshot_dir=screenshots,
+        alerts=alerts,
+    )
 
 
 def _check_directory(path: str, option: str) -> None:

@@ -35,20 +35,39 @@ examples:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``completions``."""
-    parser = sub.add_parser(NAME, help="print the completions logged at one step", description=DESCRIPTION,
-                            epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = sub.add_parser(
+        NAME,
+        help="print the completions logged at one step",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_paths(parser)
     which = parser.add_mutually_exclusive_group()
-    which.add_argument("--step", type=int, metavar="N",
-                       help="the step (the nearest logged step when N was not logged; said on stderr)")
+    which.add_argument(
+        "--step",
+        type=int,
+        metavar="N",
+        help="the step (the nearest logged step when N was not logged; said on stderr)",
+    )
     which.add_argument("--last", action="store_true", help="the newest logged step (the default)")
-    parser.add_argument("--sort", choices=("reward", "advantage"), default=None,
-                        help="best first by the sum of the reward columns, or by advantage "
-                             "(default: file order)")
-    parser.add_argument("--grep", metavar="TEXT", default="",
-                        help="only completions whose prompt or completion contains TEXT (case-insensitive)")
-    parser.add_argument("--unique", action="store_true",
-                        help="one line per distinct completion of a prompt group (marked with its count)")
+    parser.add_argument(
+        "--sort",
+        choices=("reward", "advantage"),
+        default=None,
+        help="best first by the sum of the reward columns, or by advantage (default: file order)",
+    )
+    parser.add_argument(
+        "--grep",
+        metavar="TEXT",
+        default="",
+        help="only completions whose prompt or completion contains TEXT (case-insensitive)",
+    )
+    parser.add_argument(
+        "--unique",
+        action="store_true",
+        help="one line per distinct completion of a prompt group (marked with its count)",
+    )
     add_format(parser, ("text", "jsonl", "markdown"))
     parser.add_argument("--runs", metavar="REGEX", help="only runs whose name matches this regex")
     parser.add_argument("--width", type=int, default=None, help="text width (default: the terminal's)")
@@ -98,8 +117,10 @@ def _the_run(args: argparse.Namespace) -> Run:
         hints = {run.completions.note for run in result.store.runs.values() if run.completions.note}
         if hints:
             raise UsageError(sorted(hints)[0])
-        raise UsageError("no completions/completions_*.parquet next to these runs "
-                         "(TRL writes them with log_completions=True)")
+        raise UsageError(
+            "no completions/completions_*.parquet next to these runs "
+            "(TRL writes them with log_completions=True)"
+        )
     if len(runs) > 1:
         names = ", ".join(run.name for run in runs[:5]) + (", ..." if len(runs) > 5 else "")
         raise UsageError(f"{len(runs)} runs have completions ({names}); choose one with --runs REGEX")

@@ -24,16 +24,27 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``demo``."""
     from rltop.demo_data import DEFAULT_SPEED
 
-    parser = sub.add_parser(NAME, help="replay two real TRL runs live and open the dashboard on them",
-                            description=DESCRIPTION)
-    parser.add_argument("--speed", type=float, default=DEFAULT_SPEED, metavar="STEPS",
-                        help=f"training steps written per second (default: {DEFAULT_SPEED:g})")
-    parser.add_argument("--dir", metavar="DIR",
-                        help="write the runs here and keep them (default: a temporary directory, removed "
-                        "on exit)")
-    parser.add_argument("--no-ui", action="store_true",
-                        help="only write the runs (needs --dir): watch them with `rltop DIR`, "
-                        "`rltop tail DIR` or `rltop snapshot DIR` from another terminal")
+    parser = sub.add_parser(
+        NAME, help="replay two real TRL runs live and open the dashboard on them", description=DESCRIPTION
+    )
+    parser.add_argument(
+        "--speed",
+        type=float,
+        default=DEFAULT_SPEED,
+        metavar="STEPS",
+        help=f"training steps written per second (default: {DEFAULT_SPEED:g})",
+    )
+    parser.add_argument(
+        "--dir",
+        metavar="DIR",
+        help="write the runs here and keep them (default: a temporary directory, removed on exit)",
+    )
+    parser.add_argument(
+        "--no-ui",
+        action="store_true",
+        help="only write the runs (needs --dir): watch them with `rltop DIR`, "
+        "`rltop tail DIR` or `rltop snapshot DIR` from another terminal",
+    )
     parser.add_argument("--theme", metavar="NAME", help="colour theme of the dashboard")
     return parser
 
@@ -56,8 +67,11 @@ def run(args: argparse.Namespace) -> int:
         replayer.begin()
         replayer.start()
         if args.no_ui:
-            print(f"rltop demo: writing {', '.join(r.name for r in replayer.runs)} into {target} "
-                  f"({replayer.total_steps / args.speed:.0f} s)", file=sys.stderr)
+            print(
+                f"rltop demo: writing {', '.join(r.name for r in replayer.runs)} into {target} "
+                f"({replayer.total_steps / args.speed:.0f} s)",
+                file=sys.stderr,
+            )
             while not replayer.wait(0.5):
                 pass
             return EXIT_OK
@@ -72,7 +86,16 @@ def _run_dashboard(target: str, theme: str | None) -> int:
     from rltop.commands.app import make_app, run_fullscreen
 
     # The dashboard's defaults: the bell and the title show the replay's criticals too.
-    app_args = argparse.Namespace(paths=[target], tags=None, runs=None, poll=None, theme=theme,
-                                  run="ppo_unstable", rules=None, bell=True, title=True)
+    app_args = argparse.Namespace(
+        paths=[target],
+        tags=None,
+        runs=None,
+        poll=None,
+        theme=theme,
+        run="ppo_unstable",
+        rules=None,
+        bell=True,
+        title=True,
+    )
     app = make_app(app_args)
     return run_fullscreen(app) or EXIT_OK

@@ -45,8 +45,13 @@ def recorded_run(name: str) -> RecordedRun:
 class Replayer:
     """Writes the recorded runs into ``target`` at ``speed`` steps per second, in its own thread."""
 
-    def __init__(self, target: str | Path, speed: float = DEFAULT_SPEED, names: tuple[str, ...] = DEMO_RUNS,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        target: str | Path,
+        speed: float = DEFAULT_SPEED,
+        names: tuple[str, ...] = DEMO_RUNS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         if not speed > 0:
             raise ValueError(f"--speed must be positive, got {speed}")
         self.target = Path(target)

@@ -148,6 +148,7 @@ class _PendingColumns:
 @dataclass
 class RunEvent:
     """Something about a run (or the watch as a whole, ``run=None``) worth telling the user."""
+
     kind: EventKind
     kind: str  # one of EVENT_KINDS
     run: str | None

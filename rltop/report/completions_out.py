@@ -36,9 +36,18 @@ def jsonl_lines(step: StepCompletions, rows: list[CompletionRow]) -> Iterator[st
 def _wrap(lines: list[str], width: int, indent: str) -> list[str]:
     out: list[str] = []
     for line in lines:
-        out.extend(textwrap.wrap(line, width=max(width - len(indent), 10), initial_indent=indent,
-                                 subsequent_indent=indent, replace_whitespace=False,
-                                 drop_whitespace=False, break_on_hyphens=False) or [indent])
+        out.extend(
+            textwrap.wrap(
+                line,
+                width=max(width - len(indent), 10),
+                initial_indent=indent,
+                subsequent_indent=indent,
+                replace_whitespace=False,
+                drop_whitespace=False,
+                break_on_hyphens=False,
+            )
+            or [indent]
+        )
     return out
 
 
@@ -61,8 +70,9 @@ def _fold(line: str, width: int, indent: str = "  ") -> list[str]:
             continue
         if current:
             lines.append(current)
-        wrapped = textwrap.wrap(piece, width=width, initial_indent=indent, subsequent_indent=indent,
-                                break_on_hyphens=False) or [indent]
+        wrapped = textwrap.wrap(
+            piece, width=width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False
+        ) or [indent]
         lines.extend(wrapped[:-1])
         current = wrapped[-1]
     lines.append(current)
@@ -117,14 +127,28 @@ def markdown_lines(step: StepCompletions, rows: list[CompletionRow], run: Run | 
     yield ""
     rewards = [name for name, _ in rows[0].rewards] if rows else []
     extras = [name for name, _ in rows[0].extras] if rows else []
-    head = ["#", "group", *(markdown_code(n) for n in rewards), "advantage", "chars",
-            *(markdown_code(n) for n in extras), "marks"]
+    head = [
+        "#",
+        "group",
+        *(markdown_code(n) for n in rewards),
+        "advantage",
+        "chars",
+        *(markdown_code(n) for n in extras),
+        "marks",
+    ]
     yield "| " + " | ".join(head) + " |"
     yield "|" + "---|" * len(head)
     for row in rows:
         advantage = format_short(row.advantage) if row.advantage is not None else "–"
-        cells = [str(row.number), str(row.group), *(markdown_text(v) for _, v in row.rewards), advantage,
-                 str(row.length), *(markdown_text(v) for _, v in row.extras), ", ".join(row.flags)]
+        cells = [
+            str(row.number),
+            str(row.group),
+            *(markdown_text(v) for _, v in row.rewards),
+            advantage,
+            str(row.length),
+            *(markdown_text(v) for _, v in row.extras),
+            ", ".join(row.flags),
+        ]
         yield "| " + " | ".join(cells) + " |"
     for row in rows:
         yield ""

@@ -18,8 +18,9 @@ from rltop.model.values import format_steps, format_values
 _MINUS, _DOT, _ZERO = ord("-"), ord("."), ord("0")
 
 
-def series_csv(prefix: bytes, steps: np.ndarray, walls: np.ndarray, values: np.ndarray,
-               single: bool, suffix: bytes) -> bytes:
+def series_csv(
+    prefix: bytes, steps: np.ndarray, walls: np.ndarray, values: np.ndarray, single: bool, suffix: bytes
+) -> bytes:
     """``prefix + step,wall,value + suffix + "\\n"`` for every point, as one bytes object."""
     count = int(steps.size)
     if count == 0:
@@ -72,18 +73,22 @@ def _decimals(values: np.ndarray, single_precision: bool) -> tuple[np.ndarray, n
     int_counts = digit_count(integer)
     int_width, frac_width = int(int_counts.max()), int(np.where(done, digits, 1).max())
     count = values.size
-    matrix = np.concatenate([
-        np.full((1, count), _MINUS, dtype=np.uint8),
-        digit_matrix(integer, int_width),
-        np.full((1, count), _DOT, dtype=np.uint8),
-        digit_matrix(fraction, frac_width),
-    ])
-    used = np.concatenate([
-        (np.signbit(values) & done)[None, :],
-        _right_aligned(int_width, int_counts),
-        np.ones((1, count), dtype=bool),
-        _right_aligned(frac_width, digits),
-    ])
+    matrix = np.concatenate(
+        [
+            np.full((1, count), _MINUS, dtype=np.uint8),
+            digit_matrix(integer, int_width),
+            np.full((1, count), _DOT, dtype=np.uint8),
+            digit_matrix(fraction, frac_width),
+        ]
+    )
+    used = np.concatenate(
+        [
+            (np.signbit(values) & done)[None, :],
+            _right_aligned(int_width, int_counts),
+            np.ones((1, count), dtype=bool),
+            _right_aligned(frac_width, digits),
+        ]
+    )
     rest = np.flatnonzero(~done)
     if rest.size:
         texts = format_values(values[rest].astype(np.float64), single_precision)

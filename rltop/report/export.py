@@ -118,9 +118,11 @@ def export_csv_chunks(store: Store, raw: bool = False) -> Iterator[bytes]:
                 lines = format_points(name, tag, points, series.single_precision, "csv", raw, labels)
                 yield "".join(line + "\n" for line in lines).encode()
                 continue
-            shown_run, shown_tag, shown_label = (name, tag, label) if raw else (
-                visible(name), visible(tag), visible(label))
+            shown_run, shown_tag, shown_label = (
+                (name, tag, label) if raw else (visible(name), visible(tag), visible(label))
+            )
             prefix = f"{csv_field(shown_run)},{csv_field(shown_tag)},".encode()
             suffix = f",{csv_field(shown_label)}".encode()
-            yield series_csv(prefix, points.steps, points.wall_times, points.values,
-                             series.single_precision, suffix)
+            yield series_csv(
+                prefix, points.steps, points.wall_times, points.values, series.single_precision, suffix
+            )

@@ -55,8 +55,12 @@ def groups_markdown(snapshot: Snapshot) -> list[str]:
     """The "Seed groups" section (no lines when there is no group)."""
     if not snapshot.groups:
         return []
-    lines = ["## Seed groups", "",
-             "| group | runs | level | metric | last: mean ± std | min … max |", "|---|---|---|---|--:|--:|"]
+    lines = [
+        "## Seed groups",
+        "",
+        "| group | runs | level | metric | last: mean ± std | min … max |",
+        "|---|---|---|---|--:|--:|",
+    ]
     for group in snapshot.groups:
         runs = ", ".join(markdown_code(member.display_name) for member in group.members)
         head = f"| {markdown_code(group.name)} | {runs} | {STATE_MARKS[group.level.label]} "
@@ -65,8 +69,9 @@ def groups_markdown(snapshot: Snapshot) -> list[str]:
         for index, metric in enumerate(group.metrics):
             prefix = head if index == 0 else "| | | "
             spread = "–" if metric.min is None else f"{format_short(metric.min)} … {format_short(metric.max)}"
-            lines.append(f"{prefix}| {markdown_code(metric.name)} | {markdown_text(_spread(metric))} "
-                         f"| {spread} |")
+            lines.append(
+                f"{prefix}| {markdown_code(metric.name)} | {markdown_text(_spread(metric))} | {spread} |"
+            )
     return lines
 
 

@@ -46,26 +46,60 @@ def _charts(snapshot: Snapshot, palette: Mapping[str, str], box: ChartBox) -> li
         for tag in chart_tags(view, notes=True) if run is not None and not view.empty else []:
             metric = view.metric(tag)
             counter += 1
-            spans = [(first, last, "crit" if f.level == Level.CRITICAL else "warn")
-                     for f in metric.findings if f.level > Level.OK for first, last in f.spans]
-            figure = build_figure(Overlay(view.name, view.display_name, metric.series, "smooth"), [], options,
-                                  columns, tracker.track(run, tag, view.kind), spans)
-            charts.append(svg_chart(figure, metric.name, _last(metric.stats.last, metric.stats.count),
-                                    LEVEL_KEYS[metric.level], palette, f"c{counter}", box, figure.scale.note))
+            spans = [
+                (first, last, "crit" if f.level == Level.CRITICAL else "warn")
+                for f in metric.findings
+                if f.level > Level.OK
+                for first, last in f.spans
+            ]
+            figure = build_figure(
+                Overlay(view.name, view.display_name, metric.series, "smooth"),
+                [],
+                options,
+                columns,
+                tracker.track(run, tag, view.kind),
+                spans,
+            )
+            charts.append(
+                svg_chart(
+                    figure,
+                    metric.name,
+                    _last(metric.stats.last, metric.stats.count),
+                    LEVEL_KEYS[metric.level],
+                    palette,
+                    f"c{counter}",
+                    box,
+                    figure.scale.note,
+                )
+            )
         if charts:
             sections.append((f"{view.label} · {_state(view)}", charts))
     for group in snapshot.groups:
         charts = []
         for metric in group.metrics:
-            members = [Overlay(m.name, m.display_name, m.metric(metric.tag).series, "member")
-                       for m in group.members if m.metric(metric.tag) is not None]
+            members = [
+                Overlay(m.name, m.display_name, m.metric(metric.tag).series, "member")
+                for m in group.members
+                if m.metric(metric.tag) is not None
+            ]
             counter += 1
             figure = build_figure(members[0], [], options, columns, members=members)
-            charts.append(svg_chart(figure, metric.name, metric.spread_text, LEVEL_KEYS[group.level], palette,
-                                    f"c{counter}", box, f"mean of {len(members)}, band min–max"))
+            charts.append(
+                svg_chart(
+                    figure,
+                    metric.name,
+                    metric.spread_text,
+                    LEVEL_KEYS[group.level],
+                    palette,
+                    f"c{counter}",
+                    box,
+                    f"mean of {len(members)}, band min–max",
+                )
+            )
         if charts:
-            sections.append((f"seed group {group.label} · {len(group.members)} runs · "
-                             f"{LEVEL_NAMES[group.level]}", charts))
+            sections.append(
+                (f"seed group {group.label} · {len(group.members)} runs · {LEVEL_NAMES[group.level]}", charts)
+            )
     return sections
 
 
@@ -108,7 +142,7 @@ def html_page_template(snapshot: Snapshot) -> str:
     """Rich's ``export_html`` template with the charts in place (``{code}`` is the text view)."""
     parts = []
     for heading, charts in _charts(snapshot, LIGHT, ChartBox()):
-        parts.append(f"<h2>{escape(heading)}</h2>\n<div class=\"charts\">{''.join(charts)}</div>")
+        parts.append(f'<h2>{escape(heading)}</h2>\n<div class="charts">{"".join(charts)}</div>')
     # The charts' own braces must survive str.format: Rich fills the template with it.
     body = "\n".join(parts).replace("{", "{{").replace("}", "}}")
     return HTML_PAGE.replace("{charts}", body)
@@ -129,8 +163,10 @@ def svg_report(snapshot: Snapshot, text_svg: str) -> str:
     y = text_height + GAP
     placed = []
     for heading, charts in sections:
-        placed.append(f'<text x="{GAP}" y="{y + 14:.1f}" style="font-family:monospace;font-size:14px;'
-                      f'font-weight:bold" fill="{DARK["text"]}">{escape(visible(heading))}</text>')
+        placed.append(
+            f'<text x="{GAP}" y="{y + 14:.1f}" style="font-family:monospace;font-size:14px;'
+            f'font-weight:bold" fill="{DARK["text"]}">{escape(visible(heading))}</text>'
+        )
         y += 24
         for index, chart in enumerate(charts):
             column, row = index % CHARTS_PER_ROW, index // CHARTS_PER_ROW
@@ -139,9 +175,13 @@ def svg_report(snapshot: Snapshot, text_svg: str) -> str:
             placed.append(chart.replace("<svg ", f'<svg x="{x}" y="{top:.1f}" ', 1))
         y += -(-len(charts) // CHARTS_PER_ROW) * (box.height + GAP)
     height = y + GAP if sections else text_height
-    placed_text = (f'<svg class="rich-terminal" x="0" y="0" width="{text_width}" height="{text_height}" '
-                   f'viewBox="0 0 {text_width} {text_height}"')
+    placed_text = (
+        f'<svg class="rich-terminal" x="0" y="0" width="{text_width}" height="{text_height}" '
+        f'viewBox="0 0 {text_width} {text_height}"'
+    )
     inner = text_svg.replace(match.group(0), placed_text, 1)
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-            f'viewBox="0 0 {width:.0f} {height:.0f}">'
-            f'<rect width="100%" height="100%" fill="{DARK["background"]}"/>{inner}{"".join(placed)}</svg>\n')
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}">'
+        f'<rect width="100%" height="100%" fill="{DARK["background"]}"/>{inner}{"".join(placed)}</svg>\n'
+    )

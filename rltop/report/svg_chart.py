@@ -94,8 +94,16 @@ def _path(xs: np.ndarray, ys: np.ndarray) -> str:
     return "".join(parts)
 
 
-def svg_chart(figure: Figure, title: str, value: str, level: str, palette: Mapping[str, str], ident: str,
-              box: ChartBox = ChartBox(), note: str = "") -> str:
+def svg_chart(
+    figure: Figure,
+    title: str,
+    value: str,
+    level: str,
+    palette: Mapping[str, str],
+    ident: str,
+    box: ChartBox = ChartBox(),
+    note: str = "",
+) -> str:
     """One chart as an ``<svg>`` element (``level``: "ok", "warn" or "crit", the border's colour;
     ``ident``: unique in the document, for the chart's clip path)."""
     m = _Mapper(figure, box)
@@ -108,48 +116,62 @@ def svg_chart(figure: Figure, title: str, value: str, level: str, palette: Mappi
         f'fill="{palette["panel"]}" stroke="{border}"/>',
         f'<text x="10" y="19" style="{FONT};font-size:12px;font-weight:bold" fill="{palette["text"]}">'
         f'{escape(visible(title))}<tspan dx="8" fill="{palette["muted"]}" font-weight="normal">'
-        f'{escape(value)}</tspan></text>',
+        f"{escape(value)}</tspan></text>",
     ]
     badge = {"crit": "CRIT", "warn": "WARN"}.get(level, "")
     if badge:
-        out.append(f'<text x="{box.width - 10}" y="19" text-anchor="end" style="{FONT};font-size:11px;'
-                   f'font-weight:bold" fill="{palette[level]}">{badge}</text>')
+        out.append(
+            f'<text x="{box.width - 10}" y="19" text-anchor="end" style="{FONT};font-size:11px;'
+            f'font-weight:bold" fill="{palette[level]}">{badge}</text>'
+        )
     if note:
         right = box.width - 10 - (len(badge) * 7 + 8 if badge else 0)
-        out.append(f'<text x="{right}" y="19" text-anchor="end" style="{FONT};font-size:9px" '
-                   f'fill="{palette["muted"]}">{escape(note)}</text>')
+        out.append(
+            f'<text x="{right}" y="19" text-anchor="end" style="{FONT};font-size:9px" '
+            f'fill="{palette["muted"]}">{escape(note)}</text>'
+        )
     out.append(f'<clipPath id="{ident}"><rect x="{left}" y="{top}" width="{pw}" height="{ph}"/></clipPath>')
     out += _axes(figure, m, palette)
     body = [f'<g clip-path="url(#{ident})">']
     for span in figure.spans:
         x0, x1 = m.x(np.array([span.first, span.last]))
-        body.append(f'<rect x="{_fmt(x0)}" y="{top}" width="{_fmt(max(x1 - x0, 1.5))}" height="{ph}" '
-                    f'fill="{palette[span.color]}" opacity="0.16"><title>episode, steps {span.first:g}–'
-                    f'{span.last:g}</title></rect>')
+        body.append(
+            f'<rect x="{_fmt(x0)}" y="{top}" width="{_fmt(max(x1 - x0, 1.5))}" height="{ph}" '
+            f'fill="{palette[span.color]}" opacity="0.16"><title>episode, steps {span.first:g}–'
+            f"{span.last:g}</title></rect>"
+        )
     for area in figure.areas:
         xs, lows, highs = m.x(area.x), m.y(area.low), m.y(area.high)
         if xs.shape[0] >= 2:
             outline = _path(np.concatenate((xs, xs[::-1])), np.concatenate((highs, lows[::-1])))
-            body.append(f'<path d="{outline}Z" fill="{palette[area.color]}" opacity="0.22" stroke="none">'
-                        f'<title>{escape(area.label)}</title></path>')
+            body.append(
+                f'<path d="{outline}Z" fill="{palette[area.color]}" opacity="0.22" stroke="none">'
+                f"<title>{escape(area.label)}</title></path>"
+            )
     for trace in figure.traces:
         width, opacity = STROKES.get(trace.role, (1.4, 1.0))
         label = f"<title>{escape(visible(trace.label))}</title>" if trace.label else ""
-        body.append(f'<path d="{_path(m.x(trace.x), m.y(trace.y))}" fill="none" '
-                    f'stroke="{palette[trace.color]}" stroke-width="{width}" opacity="{opacity}" '
-                    f'stroke-linejoin="round">{label}</path>')
+        body.append(
+            f'<path d="{_path(m.x(trace.x), m.y(trace.y))}" fill="none" '
+            f'stroke="{palette[trace.color]}" stroke-width="{width}" opacity="{opacity}" '
+            f'stroke-linejoin="round">{label}</path>'
+        )
     for threshold in figure.thresholds:
-        body.append(f'<path d="{_path(m.x(threshold.x), m.y(threshold.y))}" fill="none" '
-                    f'stroke="{palette[threshold.color]}" stroke-width="1.2" stroke-dasharray="5 3">'
-                    f'<title>{escape(threshold.label or "")}</title></path>')
+        body.append(
+            f'<path d="{_path(m.x(threshold.x), m.y(threshold.y))}" fill="none" '
+            f'stroke="{palette[threshold.color]}" stroke-width="1.2" stroke-dasharray="5 3">'
+            f"<title>{escape(threshold.label or '')}</title></path>"
+        )
     body.append("</g>")
     out += body
     for marks in figure.marks:
         for x, y in zip(m.x(marks.x).tolist(), m.y(marks.y).tolist()):
             dy = 10 if marks.y[0] >= figure.ylim[1] else -2
-            out.append(f'<text x="{_fmt(x)}" y="{_fmt(y + dy)}" text-anchor="middle" style="{FONT};'
-                       f'font-size:10px" fill="{palette[marks.color]}">{escape(marks.glyph)}'
-                       f'<title>{marks.kind}</title></text>')
+            out.append(
+                f'<text x="{_fmt(x)}" y="{_fmt(y + dy)}" text-anchor="middle" style="{FONT};'
+                f'font-size:10px" fill="{palette[marks.color]}">{escape(marks.glyph)}'
+                f"<title>{marks.kind}</title></text>"
+            )
     out += _legend(figure, box, palette)
     out.append("</svg>")
     return "".join(out)
@@ -157,21 +179,31 @@ def svg_chart(figure: Figure, title: str, value: str, level: str, palette: Mappi
 
 def _axes(figure: Figure, m: _Mapper, palette: Mapping[str, str]) -> list[str]:
     box = m.box
-    parts = [f'<rect x="{box.left}" y="{box.top}" width="{box.plot_width}" height="{box.plot_height}" '
-             f'fill="{palette["background"]}" stroke="{palette["grid"]}"/>']
+    parts = [
+        f'<rect x="{box.left}" y="{box.top}" width="{box.plot_width}" height="{box.plot_height}" '
+        f'fill="{palette["background"]}" stroke="{palette["grid"]}"/>'
+    ]
     for position, label in zip(*figure.yticks):
         y = float(m.y(np.array([position]))[0])
-        parts.append(f'<line x1="{box.left}" x2="{box.left + box.plot_width}" y1="{_fmt(y)}" y2="{_fmt(y)}" '
-                     f'stroke="{palette["grid"]}" stroke-width="0.6"/>')
-        parts.append(f'<text x="{box.left - 5}" y="{_fmt(y + 3.5)}" text-anchor="end" style="{FONT};'
-                     f'font-size:10px" fill="{palette["muted"]}">{escape(label)}</text>')
+        parts.append(
+            f'<line x1="{box.left}" x2="{box.left + box.plot_width}" y1="{_fmt(y)}" y2="{_fmt(y)}" '
+            f'stroke="{palette["grid"]}" stroke-width="0.6"/>'
+        )
+        parts.append(
+            f'<text x="{box.left - 5}" y="{_fmt(y + 3.5)}" text-anchor="end" style="{FONT};'
+            f'font-size:10px" fill="{palette["muted"]}">{escape(label)}</text>'
+        )
     for position, label in zip(*figure.xticks):
         x = float(m.x(np.array([position]))[0])
         bottom = box.top + box.plot_height
-        parts.append(f'<line x1="{_fmt(x)}" x2="{_fmt(x)}" y1="{bottom}" y2="{bottom + 4}" '
-                     f'stroke="{palette["muted"]}"/>')
-        parts.append(f'<text x="{_fmt(x)}" y="{bottom + 15}" text-anchor="middle" style="{FONT};'
-                     f'font-size:10px" fill="{palette["muted"]}">{escape(label)}</text>')
+        parts.append(
+            f'<line x1="{_fmt(x)}" x2="{_fmt(x)}" y1="{bottom}" y2="{bottom + 4}" '
+            f'stroke="{palette["muted"]}"/>'
+        )
+        parts.append(
+            f'<text x="{_fmt(x)}" y="{bottom + 15}" text-anchor="middle" style="{FONT};'
+            f'font-size:10px" fill="{palette["muted"]}">{escape(label)}</text>'
+        )
     return parts
 
 
@@ -182,8 +214,10 @@ def _legend(figure: Figure, box: ChartBox, palette: Mapping[str, str]) -> list[s
     for trace in labelled[:8]:
         shown = fit_path(visible(trace.label or ""), LEGEND_WIDTH)
         text = escape(shown)
-        parts.append(f'<rect x="{x}" y="{box.top + 5}" width="10" height="3" fill="{palette[trace.color]}"/>'
-                     f'<text x="{x + 13}" y="{box.top + 10}" style="{FONT};font-size:9px" '
-                     f'fill="{palette["text"]}">{text}</text>')
+        parts.append(
+            f'<rect x="{x}" y="{box.top + 5}" width="10" height="3" fill="{palette[trace.color]}"/>'
+            f'<text x="{x + 13}" y="{box.top + 10}" style="{FONT};font-size:9px" '
+            f'fill="{palette["text"]}">{text}</text>'
+        )
         x += 13 + 6 * len(shown) + 10
     return parts

@@ -40,8 +40,9 @@ def title_text(verdicts: Iterable[RunHealth]) -> str:
     if not levels:
         return "rltop"
     worst = max(levels)
-    counts = [f"{levels[level]} {LEVEL_NAMES[level]}" for level in (Level.CRITICAL, Level.WARN)
-              if levels[level]]
+    counts = [
+        f"{levels[level]} {LEVEL_NAMES[level]}" for level in (Level.CRITICAL, Level.WARN) if levels[level]
+    ]
     return f"{LEVEL_ICONS[worst]} rltop: {', '.join(counts) or 'ok'}"
 
 

@@ -85,13 +85,16 @@ def band_cells(figure: Figure, canvas: Canvas) -> list[tuple[int, int, int]]:
         covered |= inside[None, :] & (row_index >= first[None, :]) & (row_index <= last[None, :])
     for row in range(rows):
         edges = np.flatnonzero(np.diff(np.concatenate(([0], covered[row].astype(np.int8), [0]))))
-        runs += [(canvas.top + row, canvas.left + int(a), canvas.left + int(b))
-                 for a, b in zip(edges[::2], edges[1::2])]
+        runs += [
+            (canvas.top + row, canvas.left + int(a), canvas.left + int(b))
+            for a, b in zip(edges[::2], edges[1::2])
+        ]
     return runs
 
 
-def render_figure(figure: Figure, width: int, height: int, palette: Mapping[str, RGB],
-                  legend: bool) -> tuple[str, Canvas | None]:
+def render_figure(
+    figure: Figure, width: int, height: int, palette: Mapping[str, RGB], legend: bool
+) -> tuple[str, Canvas | None]:
     """Draw ``figure`` at ``width`` x ``height`` cells: plotext's ANSI text and its plot area."""
     import plotext as plt  # imported on first use: the dashboard must start fast
 

@@ -58,8 +58,13 @@ class Dirty:
 class Session:
     """Store + health + run views + view choices of one dashboard."""
 
-    def __init__(self, store: Store | None = None, engine: HealthEngine | None = None,
-                 clock: Callable[[], float] = time.time, follow: str = "worst") -> None:
+    def __init__(
+        self,
+        store: Store | None = None,
+        engine: HealthEngine | None = None,
+        clock: Callable[[], float] = time.time,
+        follow: str = "worst",
+    ) -> None:
         self.judged = JudgedStore(store, engine, clock)
         """The store, the verdicts and the stall schedule (`rltop.live`: the same as ``watch``'s)."""
         self.store = self.judged.store
@@ -263,8 +268,9 @@ class Session:
         if wanted in self.store.runs:
             return wanted
         names = self.display_names()
-        return next((name for name in self.store.sorted_names() if wanted in name or wanted in names[name]),
-                    None)
+        return next(
+            (name for name in self.store.sorted_names() if wanted in name or wanted in names[name]), None
+        )
 
     def select(self, name: str) -> bool:
         """The user picked ``name``; True when it exists."""
@@ -384,8 +390,9 @@ class Session:
     def take_announcements(self) -> list[str]:
         """``✖ grpo_b is CRITICAL: non-finite values`` for each run that turned critical since the
         last call (safe to print), then forgets them."""
-        texts = [critical_sentence(self.run_view(name)) for name in self.became_critical
-                 if name in self.store.runs]
+        texts = [
+            critical_sentence(self.run_view(name)) for name in self.became_critical if name in self.store.runs
+        ]
         self.became_critical.clear()
         return texts
 
@@ -455,6 +462,7 @@ def _config_text(run: Run) -> str | None:
 
 def most_recent_run(store: Store, among: list[str] | None = None) -> str | None:
     """The run that changed last (of ``among``, default all), preferring runs that hold scalars."""
+
     def key(run: Run) -> tuple[bool, float, str]:
         moment = max(run.last_point_wall_time or 0.0, run.last_change_time or 0.0)
         return (bool(run.series), moment, run.name)

@@ -27,7 +27,6 @@ RLTOP_THEMES = ("rltop-dark", "rltop-light", "rltop-ansi")
 """The themes ``t`` cycles through, besides the user's own."""
 
 
-
 def _default_variables() -> dict[str, str]:
     """rltop's own CSS variables as the default theme sets them: the fallback of every theme."""
     data = tomllib.loads((BUILTIN_DIR / f"{DEFAULT_THEME}.toml").read_text(encoding="utf-8"))

@@ -73,7 +73,9 @@ def is_live(finding: Finding, tag_levels: Mapping[str, Level]) -> bool:
 
 
 def build_alerts(
-    findings: Sequence[Finding], tag_levels: Mapping[str, Level], names: Mapping[str, str],
+    findings: Sequence[Finding],
+    tag_levels: Mapping[str, Level],
+    names: Mapping[str, str],
     run_name: str = "",
 ) -> list[AlertView]:
     """The alert lines of a run: live ones worst first, then history worst first (engine order kept),

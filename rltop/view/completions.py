@@ -71,8 +71,11 @@ def build_rows(step: StepCompletions) -> list[CompletionRow]:
     rows = []
     skip = {"step", "prompt", "completion", "advantage"}
     for number, row in enumerate(step.rows, 1):
-        extras = [(visible(name), _number(value)) for name, value in row.values.items()
-                  if name not in skip and name not in row.rewards]
+        extras = [
+            (visible(name), _number(value))
+            for name, value in row.values.items()
+            if name not in skip and name not in row.rewards
+        ]
         rows.append(CompletionRow(
             number=number, group=row.group + 1, prompt=safe_lines(row.prompt),
             completion=safe_lines(row.completion),
@@ -118,10 +121,13 @@ def cap_sentence(summary: StepSummary, run: Run | None) -> str:
     if ratio is None:
         return f"cap {cap} tokens (lengths here are characters)"
     if cap_agrees(summary, cap, ratio):
-        return (f"{summary.at_least(cap)} of {summary.rows} at the cap of {cap} by their text "
-                f"(clipped_ratio {format_value(ratio)})")
-    return (f"clipped_ratio {format_value(ratio)} "
-            f"(cap {cap} tokens; the text, in characters, cannot tell which)")
+        return (
+            f"{summary.at_least(cap)} of {summary.rows} at the cap of {cap} by their text "
+            f"(clipped_ratio {format_value(ratio)})"
+        )
+    return (
+        f"clipped_ratio {format_value(ratio)} (cap {cap} tokens; the text, in characters, cannot tell which)"
+    )
 
 
 def caption(summary: StepSummary, run: Run | None = None) -> str:

@@ -97,8 +97,13 @@ def overview_values(run: RunView) -> tuple[tuple[str, str], ...]:
     )
 
 
-def overview_row(run: RunView, selected: bool, attention: bool, now: float,
-                 values: tuple[tuple[str, str], ...] | None = None) -> OverviewRow:
+def overview_row(
+    run: RunView,
+    selected: bool,
+    attention: bool,
+    now: float,
+    values: tuple[tuple[str, str], ...] | None = None,
+) -> OverviewRow:
     """The facts of one line of the runs overview (the width is applied when drawing).
 
     ``values``: `overview_values` of the run, when the caller kept them from an earlier call."""

@@ -131,9 +131,18 @@ def group_metric(tag: str, members: list[RunView]) -> GroupMetric | None:
     if finite.size == 0:
         return GroupMetric(tag, name, tuple(values), tuple(steps), 0, None, None, None, None, single)
     std = float(np.std(finite, ddof=1)) if finite.size > 1 else None
-    return GroupMetric(tag, name, tuple(values), tuple(steps), int(finite.size), float(finite.mean()),
-                       std if std is None or math.isfinite(std) else None, float(finite.min()),
-                       float(finite.max()), single)
+    return GroupMetric(
+        tag,
+        name,
+        tuple(values),
+        tuple(steps),
+        int(finite.size),
+        float(finite.mean()),
+        std if std is None or math.isfinite(std) else None,
+        float(finite.min()),
+        float(finite.max()),
+        single,
+    )
 
 
 def build_group_views(groups: list[SeedGroup], views: Mapping[str, RunView]) -> list[GroupView]:
@@ -174,5 +183,12 @@ def group_row(view: GroupView, count: int = 2) -> GroupRow:
     labels = metric_labels([metric.name for metric in view.metrics], SPREAD_LABEL_WIDTH)
     values = tuple((visible(labels[m.name]), m.spread_text) for m in view.metrics[:count])
     level = view.level
-    return GroupRow(name=view.worst.name, label=view.label, level=level, badge=LEVEL_NAMES[level],
-                    icon=LEVEL_ICONS[level], size=len(view.members), values=values)
+    return GroupRow(
+        name=view.worst.name,
+        label=view.label,
+        level=level,
+        badge=LEVEL_NAMES[level],
+        icon=LEVEL_ICONS[level],
+        size=len(view.members),
+        values=values,
+    )

@@ -84,8 +84,9 @@ def metric_labels(names: Sequence[str], width: int) -> dict[str, str]:
     return {name: label if used[label] == 1 else name for name, label in labels.items()}
 
 
-def _drop_families_alike(labels: dict[str, str], windows: dict[str, list[str]], counts: Counter,
-                         width: int) -> None:
+def _drop_families_alike(
+    labels: dict[str, str], windows: dict[str, list[str]], counts: Counter, width: int
+) -> None:
     """Where one reward function's metric had to drop ``rewards/``, the other functions' metrics
     that still show it drop it too, when that keeps them distinct: one group reads alike
     (``contains_x_reward/mean`` next to ``length_reward/mean``, not ``rewards/length_reward/mean``)."""
@@ -160,8 +161,10 @@ def run_display_names(directories: Mapping[str, str]) -> dict[str, str]:
     keep their full run names.
     """
     # Display forms (a path that is not UTF-8 shows its bytes as \xNN): what the names are made of.
-    split = {name: _split_session(_segments(path_text(directory or name)))
-             for name, directory in directories.items()}
+    split = {
+        name: _split_session(_segments(path_text(directory or name)))
+        for name, directory in directories.items()
+    }
     shown = _without_shared({name: identity for name, (identity, _) in split.items()})
     by_shown: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for name, parts in shown.items():
@@ -200,7 +203,7 @@ def _without_shared(identities: dict[str, list[str]]) -> dict[str, list[str]]:
     """Drop the segments every run shares (prefix and suffix), keeping at least one per run."""
     paths = list(identities.values())
     if len(paths) == 1:
-        (name, parts), = identities.items()
+        ((name, parts),) = identities.items()
         return {name: _with_context(parts, len(parts) - 1)}
     shortest = min(len(p) for p in paths)
     prefix = 0
@@ -244,9 +247,12 @@ def _session_labels(sessions: dict[str, str | None]) -> dict[str, str]:
         if session is None:
             continue
         match = matches.get(name)
-        drop_host = match is not None and len(hosts) == 1 and len(matches) == len(
-            [s for s in sessions.values() if s is not None]
-        ) and all(m is not None for m in matches.values())
+        drop_host = (
+            match is not None
+            and len(hosts) == 1
+            and len(matches) == len([s for s in sessions.values() if s is not None])
+            and all(m is not None for m in matches.values())
+        )
         labels[name] = match.group("when") if drop_host and match is not None else session
     return labels
 

@@ -187,8 +187,10 @@ def build_run_view(
         texts=sorted(run.texts),
         tag_levels=dict(health.tag_levels) if health is not None else {},
         sessions=[(path_text(session.label), session.first_step) for session in run.sessions],
-        session_table=[(path_text(label), path_text(folder), first, owns)
-                       for label, folder, first, owns in run.session_table()],
+        session_table=[
+            (path_text(label), path_text(folder), first, owns)
+            for label, folder, first, owns in run.session_table()
+        ],
         source=run.source,
         source_note=run.source_note,
         exit_code=run.exit_code,

@@ -90,8 +90,9 @@ def name_pattern(display_name: str) -> tuple[str, str] | None:
     return ("/".join(shown), "/".join(seeds)) if seeds else None
 
 
-def find_seed_groups(configs: Mapping[str, Mapping[str, Any] | None],
-                     display_names: Mapping[str, str]) -> list[SeedGroup]:
+def find_seed_groups(
+    configs: Mapping[str, Mapping[str, Any] | None], display_names: Mapping[str, str]
+) -> list[SeedGroup]:
     """The seed groups among these runs (run name -> config, run name -> display name), by name."""
     groups: list[SeedGroup] = []
     grouped: set[str] = set()

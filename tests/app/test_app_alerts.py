@@ -62,9 +62,12 @@ async def test_a_failing_hook_is_a_toast(tmp_path):
         writer.flush()
         app = RltopApp([str(logs)], theme="rltop-dark", alerts=AlertSettings(command=str(hook)))
         async with app.run_test(size=(120, 30)) as pilot:
+
             def toasts() -> list[str]:
                 return [n.message for n in app._notifications]  # what the toast rack shows
 
             await wait_until(pilot, lambda: toasts(), timeout=30)
-            assert toasts() == ["--on-alert command exited with status 3: disk full (said once; later "
-                                "failures of this kind are only counted)"]
+            assert toasts() == [
+                "--on-alert command exited with status 3: disk full (said once; later "
+                "failures of this kind are only counted)"
+            ]

@@ -134,10 +134,12 @@ async def test_the_chart_shows_the_run_you_look_at_and_the_checklist_ticks_what_
         assert picker.ticked() == frozenset()
         assert _boxes(app) == [" ", " "]  # NO_COLOR-proof
         await pilot.press("space", "enter")  # tick the first: grpo_healthy
-        await wait_until(pilot, lambda: [o.label.split(" ")[0] for o in detail.chart.data.others]
-                         == ["grpo_healthy"])
-        await wait_until(pilot, lambda: detail.readout.readout is not None
-                         and len(detail.readout.readout.entries) == 2)
+        await wait_until(
+            pilot, lambda: [o.label.split(" ")[0] for o in detail.chart.data.others] == ["grpo_healthy"]
+        )
+        await wait_until(
+            pilot, lambda: detail.readout.readout is not None and len(detail.readout.readout.entries) == 2
+        )
         assert [e.label for e in detail.readout.readout.entries] == ["grpo_unstable", "grpo_healthy"]
         plain = detail.chart.render().plain
         assert "grpo_healthy" in plain and "grpo_truncated" not in plain  # the legend too
@@ -152,8 +154,9 @@ async def test_the_chart_shows_the_run_you_look_at_and_the_checklist_ticks_what_
         await pilot.press("left_square_bracket")  # the previous run (by name): grpo_truncated
         await wait_until(pilot, lambda: app.session.display_name(app.session.current) == "grpo_truncated")
         app.open_detail("train/entropy")
-        await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen)
-                         and app.screen.run_name == app.session.current)
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, DetailScreen) and app.screen.run_name == app.session.current
+        )
         other = app.screen
         await wait_until(pilot, lambda: other.chart.figure is not None)
         assert other.chart.data.others == []  # not grpo_unstable, where "none" was picked
@@ -165,8 +168,9 @@ async def test_a_longer_run_overlaid_is_cut_to_the_shown_run_and_the_chart_says_
     """A 14-step crashed run with a 2000-step run ticked: x stays 1–14 (the NaN at step 14 in the
     last column, not squeezed into the first), the legend and the caption say the other run is cut;
     `f` spans every run, and back."""
-    app = preloaded_app(paths=[str(TRL2 / "grpo_nan_crash"), str(TRL2 / "grpo_long_healthy")],
-                        run="grpo_nan_crash")
+    app = preloaded_app(
+        paths=[str(TRL2 / "grpo_nan_crash"), str(TRL2 / "grpo_long_healthy")], run="grpo_nan_crash"
+    )
     async with app.run_test(size=(100, 30)) as pilot:
         detail = await _detail(pilot, app, "train/grad_norm")
         assert detail.chart.figure.xlim == (1.0, 14.0) and detail.chart.data.others == []
@@ -222,8 +226,9 @@ async def test_a_seed_group_is_a_mean_with_a_band_and_g_shows_its_runs():
         assert picker.ticked() == frozenset(detail.sources.group.runs) - {detail.run_name}
         assert _boxes(app) == ["X", "X"] and screen_text(app).count("(seed group)") == 2
         await pilot.press("space", "enter")  # one member less: mean and band of the other two
-        await wait_until(pilot, lambda: detail.chart.data.members is not None
-                         and len(detail.chart.data.members) == 2)
+        await wait_until(
+            pilot, lambda: detail.chart.data.members is not None and len(detail.chart.data.members) == 2
+        )
         assert "mean of 2 runs" in _flat(app) or await _caption(pilot, app, "mean of 2 runs")
 
 
@@ -244,8 +249,11 @@ async def test_the_chart_grid_appears_on_large_terminals_and_c_toggles_it():
         await wait_until(pilot, lambda: grid.display and len(grid.charts) == 8)
         assert grid.shape == (4, 2, 11)
         tags = [chart.tag for chart in grid.charts]
-        assert tags[:3] == ["train/objective/rlhf_reward", "train/objective/scores",
-                            "train/objective/non_score_reward"]  # key values first, then findings
+        assert tags[:3] == [
+            "train/objective/rlhf_reward",
+            "train/objective/scores",
+            "train/objective/non_score_reward",
+        ]  # key values first, then findings
         assert "train/policy/entropy_avg" in tags
         assert all(chart.figure is not None for chart in grid.charts)
         await pilot.press("c")

@@ -131,9 +131,18 @@ async def test_hostile_completions_are_drawn_inert(tmp_path):
     shutil.copytree(COLLAPSE / "runs", run / "runs")
     (run / "completions").mkdir()
     texts = ["\x1b]0;pwned\x07[bold red]markup[/] \u202eevil", "y" * 3000, "two\nlines"]
-    pq.write_table(pa.table({"step": pa.array([60] * 3, pa.int64()), "prompt": ["[b]p[/b]"] * 3,
-                             "completion": texts, "r": [1.0, 0.0, 0.5], "advantage": [0.1, -0.2, 0.1]}),
-                   run / "completions" / "completions_00060.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "step": pa.array([60] * 3, pa.int64()),
+                "prompt": ["[b]p[/b]"] * 3,
+                "completion": texts,
+                "r": [1.0, 0.0, 0.5],
+                "advantage": [0.1, -0.2, 0.1],
+            }
+        ),
+        run / "completions" / "completions_00060.parquet",
+    )
     app = preloaded_app(paths=[str(run)])
     async with app.run_test(size=(60, 30)) as pilot:
         await settled(pilot)
@@ -207,11 +216,15 @@ async def test_a_large_step_draws_the_first_rows_and_says_so(tmp_path):
     shutil.copytree(COLLAPSE / "runs", run / "runs")
     (run / "completions").mkdir()
     rows = MAX_SHOWN + 56
-    table = pa.table({
-        "step": pa.array([60] * rows, pa.int64()), "prompt": [f"p{i // 8}" for i in range(rows)],
-        "completion": [f"answer {i}" for i in range(rows)], "r": [float(i) for i in range(rows)],
-        "advantage": [0.0] * rows,
-    })
+    table = pa.table(
+        {
+            "step": pa.array([60] * rows, pa.int64()),
+            "prompt": [f"p{i // 8}" for i in range(rows)],
+            "completion": [f"answer {i}" for i in range(rows)],
+            "r": [float(i) for i in range(rows)],
+            "advantage": [0.0] * rows,
+        }
+    )
     pq.write_table(table, run / "completions" / "completions_00060.parquet")
     app = preloaded_app(paths=[str(run)])
     async with app.run_test(size=(100, 30)) as pilot:

@@ -76,8 +76,12 @@ async def test_the_dashboard_opens_on_the_worst_run_and_w_goes_back_to_it():
 
 @pytest.mark.parametrize(
     ("follow", "expected"),
-    [("worst", "grpo_healthy"), ("newest", "ppo_healthy"), ("grpo_heal", "grpo_healthy"),
-     ("ppo_healthy", "ppo_healthy")],
+    [
+        ("worst", "grpo_healthy"),
+        ("newest", "ppo_healthy"),
+        ("grpo_heal", "grpo_healthy"),
+        ("ppo_healthy", "ppo_healthy"),
+    ],
 )
 async def test_follow_picks_the_run(follow, expected):
     # grpo_healthy has a warning; ppo_healthy (all ok) was written last.
@@ -99,14 +103,16 @@ async def test_a_run_that_becomes_critical_is_announced_and_highlighted(tmp_path
     app = RltopApp([str(logs)], theme="rltop-dark", poll=0.2, follow="calm")
     try:
         async with app.run_test(size=(100, 30)) as pilot:
-            await wait_until(pilot, lambda: app.session is not None and app.session.caught_up
-                             and len(_overview(app)) == 2)
+            await wait_until(
+                pilot, lambda: app.session is not None and app.session.caught_up and len(_overview(app)) == 2
+            )
             assert app.session.current == "calm"
             for step in range(6, 9):
                 doomed.add_scalar("train/loss", math.nan, step)  # non-finite: critical at once
             doomed.flush()
-            await wait_until(pilot, lambda: any("doomed is CRITICAL" in n for n in notifications(app)),
-                             timeout=20)
+            await wait_until(
+                pilot, lambda: any("doomed is CRITICAL" in n for n in notifications(app)), timeout=20
+            )
             assert app.session.current == "calm"  # picked by the user (--follow NAME): it stays
             assert "doomed" in app.session.attention
             assert "2 runs: 1 CRIT" in screen_lines(app)[0]
@@ -181,8 +187,10 @@ async def test_keys_typed_in_a_burst_after_slash_go_to_the_filter_and_after_ente
 async def test_acknowledge_updates_the_header_the_alert_and_the_card_alike(tmp_path):
     # val/ratio goes critical (3.0, outside [0.5, 2]) and recovers: the episode is over, latched.
     ratio = [1.0] * 10 + [3.0] * 6 + [1.0] * 20
-    write_run(tmp_path / "exp" / "runs" / "Nov29_21-53-12_vm", {"train/val/ratio": ratio,
-                                                                 "train/objective/scores": [0.5] * 36})
+    write_run(
+        tmp_path / "exp" / "runs" / "Nov29_21-53-12_vm",
+        {"train/val/ratio": ratio, "train/objective/scores": [0.5] * 36},
+    )
     app = preloaded_app(paths=[str(tmp_path)])
     async with app.run_test(size=(100, 30)) as pilot:
         await _ready(pilot, app)
@@ -244,12 +252,23 @@ async def test_the_alert_strip_takes_a_third_at_most_and_expands_what_matters_no
                 assert item.alert.fold_note in item.render().plain
         # A new, more severe live alert arrives while rltop placed the cursor: it follows.
         view = app.session.run_view(app.session.current)
-        newcomer = Finding(Level.CRITICAL, "non_finite", view.name, "train/val/ratio", 150, math.nan,
-                           "train/val/ratio is NaN at step 150", "Look at the loss", first_step=150,
-                           last_step=150, title="non-finite values")
+        newcomer = Finding(
+            Level.CRITICAL,
+            "non_finite",
+            view.name,
+            "train/val/ratio",
+            150,
+            math.nan,
+            "train/val/ratio is NaN at step 150",
+            "Look at the loss",
+            first_step=150,
+            last_step=150,
+            title="non-finite values",
+        )
         await app.dashboard.show_run(dataclasses.replace(view, findings=[newcomer, *view.findings]), "")
-        await wait_until(pilot, lambda: isinstance(app.focused, AlertItem)
-                         and app.focused.finding.tag == "train/val/ratio")
+        await wait_until(
+            pilot, lambda: isinstance(app.focused, AlertItem) and app.focused.finding.tag == "train/val/ratio"
+        )
         # The user moves: the focus stays where they put it, and the focused alert is the open one.
         await pilot.press("down")
         moved = app.focused.finding.tag
@@ -282,8 +301,12 @@ async def test_two_reward_functions_at_40_columns_show_distinct_whole_names():
         rewards = [card for card in app.dashboard.board.cards if "/rewards/" in card.tag]
         assert len(rewards) == 4
         names = [card.render().plain.splitlines()[0].split()[0] for card in rewards]
-        assert sorted(names) == ["contains_x_reward/mean", "contains_x_reward/std", "length_reward/mean",
-                                 "length_reward/std"]
+        assert sorted(names) == [
+            "contains_x_reward/mean",
+            "contains_x_reward/std",
+            "length_reward/mean",
+            "length_reward/std",
+        ]
         for card in rewards:  # the values line up with every other row's, on the line below
             lines = card.render().plain.splitlines()
             assert len(lines) == 2 and re.search(r"\s(ok[▲✖]?|WARN|CRIT)\s*$", lines[1])
@@ -295,8 +318,12 @@ async def test_a_seeded_and_resumed_folder_gets_distinct_short_names(tmp_path):
     async with app.run_test(size=(100, 30)) as pilot:
         await _ready(pilot, app)
         rows = "\n".join(_overview(app))
-        for name in ("grpo_seeds/seed_1", "grpo_seeds/seed_2", "grpo_resumed/Dec01_07-56-02",
-                     "grpo_resumed/Dec01_07-56-27"):
+        for name in (
+            "grpo_seeds/seed_1",
+            "grpo_seeds/seed_2",
+            "grpo_resumed/Dec01_07-56-02",
+            "grpo_resumed/Dec01_07-56-27",
+        ):
             assert name in rows
         assert "runs/" not in rows and "_vm" not in rows
         shown = set(app.session.display_names().values())
@@ -328,12 +355,13 @@ def _cells_to(lines: list[str], word: str) -> bool:
     return len({cell_len(line[: line.index(word)]) for line in lines}) == 1
 
 
-
 async def test_wide_characters_in_narrow_rows_keep_the_columns_aligned(tmp_path):
     from rich.cells import cell_len
 
-    write_run(tmp_path / "実験", {"train/損失": [1.0, 0.5, 0.25], "train/😀reward": [0.1, 0.2, 0.3],
-                                  "train/loss": [2.0, 1.0, 0.5]})
+    write_run(
+        tmp_path / "実験",
+        {"train/損失": [1.0, 0.5, 0.25], "train/😀reward": [0.1, 0.2, 0.3], "train/loss": [2.0, 1.0, 0.5]},
+    )
     app = preloaded_app(paths=[str(tmp_path)])
     async with app.run_test(size=(40, 20)) as pilot:
         await _ready(pilot, app)

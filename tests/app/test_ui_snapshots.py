@@ -31,8 +31,9 @@ def utc(monkeypatch):
 
 def _grid_drawn(app) -> bool:
     grid = app.dashboard.grid
-    return not grid.display or (not grid.pending and bool(grid.charts) and all(
-        chart.data.main is not None for chart in grid.charts))
+    return not grid.display or (
+        not grid.pending and bool(grid.charts) and all(chart.data.main is not None for chart in grid.charts)
+    )
 
 
 async def _settled(pilot) -> None:
@@ -167,8 +168,9 @@ def test_detail_cursor_readout(snap_compare, utc):
 def test_detail_log_y_on_a_loss_spanning_1e_2_to_1e6(snap_compare, utc, tmp_path):
     # A value loss that explodes over eight decades, the way a PPO value head blows up.
     loss = [10 ** (-2 + 8 * (step / 199) ** 2) * (1 + 0.3 * math.sin(step)) for step in range(200)]
-    write_run(tmp_path / "ppo_value_explosion", {"train/loss/value_avg": loss,
-                                                 "train/val/ratio": [1.0] * 200})
+    write_run(
+        tmp_path / "ppo_value_explosion", {"train/loss/value_avg": loss, "train/val/ratio": [1.0] * 200}
+    )
     app = preloaded_app(paths=[str(tmp_path)])
     assert snap_compare(app, terminal_size=(120, 36), run_before=_detail("train/loss/value_avg", "l"))
 

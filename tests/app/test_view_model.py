@@ -33,8 +33,14 @@ async def test_a_card_and_a_snapshot_row_of_the_same_tag_agree(fixture):
     now = app.clock()
     async with app.run_test(size=(160, 50)) as pilot:
         # Every card laid out (its styles applied): a card mounted a moment ago cannot render yet.
-        await wait_until(pilot, lambda: app.dashboard.board.cards and app.focused is not None
-                         and all(card.size.width for card in app.dashboard.board.cards))
+        await wait_until(
+            pilot,
+            lambda: (
+                app.dashboard.board.cards
+                and app.focused is not None
+                and all(card.size.width for card in app.dashboard.board.cards)
+            ),
+        )
         cards = {card.tag: card for card in app.dashboard.board.cards}
         snapshot = build_snapshot(app.store, assess_store(app.store, now=now), now)
         (run,) = snapshot.runs
@@ -57,8 +63,18 @@ async def test_a_card_and_a_snapshot_row_of_the_same_tag_agree(fixture):
 
 
 def _finding(level, tag, active=True, rule="r", message=None):
-    return Finding(level, rule, "run", tag, 3, 1.0, message or f"{tag} did something at step 3", "try",
-                   active=active, title=rule)
+    return Finding(
+        level,
+        rule,
+        "run",
+        tag,
+        3,
+        1.0,
+        message or f"{tag} did something at step 3",
+        "try",
+        active=active,
+        title=rule,
+    )
 
 
 def test_alerts_fold_a_metrics_episodes_and_put_what_is_live_first():
@@ -73,7 +89,9 @@ def test_alerts_fold_a_metrics_episodes_and_put_what_is_live_first():
     levels = {"train/a": Level.CRITICAL, "train/b": Level.OK, "train/c": Level.WARN}
     alerts = build_alerts(findings, levels, {"train/a": "a", "train/b": "b", "train/c": "c"})
     assert [(alert.metric, alert.live, alert.level) for alert in alerts] == [
-        ("a", True, Level.CRITICAL), ("c", True, Level.WARN), ("", True, Level.WARN),
+        ("a", True, Level.CRITICAL),
+        ("c", True, Level.WARN),
+        ("", True, Level.WARN),
         ("b", False, Level.CRITICAL),
     ]
     assert alerts[0].fold_note == "(2 episodes)"  # one rule, two episodes

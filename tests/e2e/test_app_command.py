@@ -19,8 +19,15 @@ from rltop.view.alerts import AlertView
 
 
 def _args(**overrides) -> argparse.Namespace:
-    values = {"paths": [str(TRL / "ppo_unstable")], "tags": None, "runs": None, "poll": None,
-              "theme": None, "run": None, "rules": None}
+    values = {
+        "paths": [str(TRL / "ppo_unstable")],
+        "tags": None,
+        "runs": None,
+        "poll": None,
+        "theme": None,
+        "run": None,
+        "rules": None,
+    }
     values.update(overrides)
     return argparse.Namespace(**values)
 
@@ -78,15 +85,23 @@ def test_bad_arguments_are_one_line_and_exit_2(capsys):
 
 def test_a_command_imports_no_other_commands_module():
     # The dashboard's start builds only its own parser; the global help still lists every command.
-    code = ("import sys; from rltop.cli import build_parser; build_parser('app').parse_args(['app', '.']); "
-            "print(' '.join(sorted(m for m in sys.modules if m.startswith('rltop.commands.'))))")
+    code = (
+        "import sys; from rltop.cli import build_parser; build_parser('app').parse_args(['app', '.']); "
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('rltop.commands.'))))"
+    )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = run.stdout.split()
     assert "rltop.commands.app" in loaded
-    assert not {"rltop.commands.export", "rltop.commands.tail", "rltop.commands.watch",
-                "rltop.commands.completions", "rltop.commands.demo"} & set(loaded), loaded
-    help_text = subprocess.run([sys.executable, "-m", "rltop", "--help"], capture_output=True,
-                               text=True).stdout
+    assert not {
+        "rltop.commands.export",
+        "rltop.commands.tail",
+        "rltop.commands.watch",
+        "rltop.commands.completions",
+        "rltop.commands.demo",
+    } & set(loaded), loaded
+    help_text = subprocess.run(
+        [sys.executable, "-m", "rltop", "--help"], capture_output=True, text=True
+    ).stdout
     for name in ("app", "watch", "export", "tail", "snapshot", "completions", "demo"):
         assert f"    {name}" in help_text
 

@@ -66,7 +66,7 @@ def test_critical_rings_the_bell_of_a_hidden_window_and_titles_the_pane(tmp_path
         for step in range(1, 6):
             writer.add_scalar("train/loss", 1.0 + step / 10, step)
         writer.flush()
-        command = f"TERM=screen-256color {RLTOP} {logs}; echo \"rltop exited $?\"; sleep 60"
+        command = f'TERM=screen-256color {RLTOP} {logs}; echo "rltop exited $?"; sleep 60'
         tmux("new-session", "-d", "-s", "t", "-x", "100", "-y", "30", command)
         tmux.wait(lambda: "loss" in tmux("capture-pane", "-p", "-t", "t:0"), "the dashboard")
         tmux.wait(lambda: tmux.title() == "● rltop: ok", "the title")

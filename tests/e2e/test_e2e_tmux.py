@@ -193,8 +193,8 @@ def _write_two_runs(root: Path, steps: range, writers: dict | None = None) -> di
     from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 
     writers = writers or {
-        name: EventWriter(root / name / "runs" / f"Dec01_10-0{index}-00_node") for index, name in
-        enumerate(("grpo_a", "grpo_b"))
+        name: EventWriter(root / name / "runs" / f"Dec01_10-0{index}-00_node")
+        for index, name in enumerate(("grpo_a", "grpo_b"))
     }
     for step in steps:
         for offset, writer in enumerate(writers.values()):

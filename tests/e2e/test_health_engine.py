@@ -21,8 +21,10 @@ def fixture_store():
 
 
 def _key(health):
-    return [(f.level, f.rule, f.tag, f.step, f.value, f.first_step, f.last_step, f.active, f.message)
-            for f in health.findings]
+    return [
+        (f.level, f.rule, f.tag, f.step, f.value, f.first_step, f.last_step, f.active, f.message)
+        for f in health.findings
+    ]
 
 
 def _replay(run: Run, cuts: list[int]) -> tuple[Run, list[tuple[int, int]]]:
@@ -152,8 +154,12 @@ def test_finished_runs_never_stall(fixture_store, tmp_path) -> None:
     (stall,) = [f for f in HealthEngine().assess(run, now=4e9).findings if f.rule == "stall"]
     assert stall.level == Level.CRITICAL and "last at step 100" in stall.message
     # Logging every 8 steps, the last point of a 150-step run is at step 144: finished.
-    write_run(tmp_path, "sparse", {"train/val/ratio": {step: 1.0 for step in range(8, 150, 8)}},
-              {"num_total_batches": 150, "logging_steps": 8})
+    write_run(
+        tmp_path,
+        "sparse",
+        {"train/val/ratio": {step: 1.0 for step in range(8, 150, 8)}},
+        {"num_total_batches": 150, "logging_steps": 8},
+    )
     assert HealthEngine().assess(load_run(tmp_path, "sparse"), now=4e9).findings == []
 
 
@@ -178,5 +184,3 @@ def test_band_of_relative_rule_follows_the_median(fixture_store) -> None:
     assert warn_high is not None and crit_high == pytest.approx(4 * warn_high)  # 20x vs 5x the median
     low, high, crit_low, crit_high = health.band("train/objective/kl")
     assert (low, crit_low, crit_high) == (0.0, -1.0, 20.0) and high <= 12.0
-
-

@@ -44,8 +44,10 @@ def read_file(path: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
             tags.setdefault(tag, []).append((points.steps, points.values))
         if not result.more:
             break
-    return {tag: (np.concatenate([s for s, _ in parts]), np.concatenate([v for _, v in parts]))
-            for tag, parts in tags.items()}
+    return {
+        tag: (np.concatenate([s for s, _ in parts]), np.concatenate([v for _, v in parts]))
+        for tag, parts in tags.items()
+    }
 
 
 def expected_merge(name: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -169,9 +171,13 @@ def test_tail_follows_a_resume_as_it_appears(tmp_path: Path) -> None:
     output = tmp_path / "grpo_resumed"
     first_file, second_file = session_files("grpo_resumed")
     shutil.copytree(first_file.parent, output / "runs" / first_file.parent.name)
-    tail = subprocess.Popen([sys.executable, "-m", "rltop", "tail", str(tmp_path), "--tags", "train/loss$"],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    tail = subprocess.Popen(
+        [sys.executable, "-m", "rltop", "tail", str(tmp_path), "--tags", "train/loss$"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         out, err = Lines(tail.stdout), Lines(tail.stderr)
         out.wait(lambda lines: len(lines) >= 120, "session 1's points")

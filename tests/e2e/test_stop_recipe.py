@@ -80,12 +80,21 @@ def test_a_critical_finding_stops_the_training_loop(tmp_path, script, stopped_by
     logs, result = tmp_path / "outputs", tmp_path / "result.json"
     run_dir = logs / "runs" / "diverging"
     run_dir.mkdir(parents=True)
-    watch = subprocess.Popen([PYTHON, "-m", "rltop", "watch", str(logs), "--on-alert", str(hook)],
-                             cwd=tmp_path, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    watch = subprocess.Popen(
+        [PYTHON, "-m", "rltop", "watch", str(logs), "--on-alert", str(hook)],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     train = None
     try:
-        train = subprocess.Popen([PYTHON, "-c", TRAIN, str(run_dir), str(result), str(MAX_STEPS)],
-                                 cwd=ROOT, stderr=subprocess.PIPE, text=True)
+        train = subprocess.Popen(
+            [PYTHON, "-c", TRAIN, str(run_dir), str(result), str(MAX_STEPS)],
+            cwd=ROOT,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         wait_until(lambda: train.poll() is not None, "the training loop to end", timeout=120)
         outcome = json.loads(result.read_text())
     finally:
@@ -95,6 +104,8 @@ def test_a_critical_finding_stops_the_training_loop(tmp_path, script, stopped_by
                 process.wait(timeout=30)
     assert outcome["stopped_by"] == stopped_by, (outcome, watch.stderr.read())
     assert outcome["first_bad_step"] is not None and outcome["step"] < MAX_STEPS
-    print(f"{script}: stopped at step {outcome['step']}, {outcome['seconds_after_first_bad']} s after the "
-          f"first non-finite loss (step {outcome['first_bad_step']})")
+    print(
+        f"{script}: stopped at step {outcome['step']}, {outcome['seconds_after_first_bad']} s after the "
+        f"first non-finite loss (step {outcome['first_bad_step']})"
+    )
     assert watch.returncode == 0

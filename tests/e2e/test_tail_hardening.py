@@ -146,4 +146,3 @@ def test_unreadable_run_is_not_removed_and_keeps_its_offsets(tmp_path, monkeypat
     b.add("x", [3])
     wait_for(lambda: consumer.points("b", "x") == [(1, 1.0), (2, 2.0), (3, 3.0)], "run b after access")
     assert not consumer.events(REMOVED)
-

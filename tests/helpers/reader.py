@@ -37,8 +37,13 @@ def general_points(payloads: list[bytes]) -> dict[str, list[tuple[int, float]]]:
     return points
 
 
-def assert_every_flip_caught(path: Path, records: list[bytes], which: int,
-                             clean: dict[str, list[tuple[int, float]]], window: int = 1 << 22) -> None:
+def assert_every_flip_caught(
+    path: Path,
+    records: list[bytes],
+    which: int,
+    clean: dict[str, list[tuple[int, float]]],
+    window: int = 1 << 22,
+) -> None:
     """Flip one bit at each payload byte of record ``which`` (one byte at a time), write the file,
     read it in ``window``-byte reads: one damage report, nothing invented, that one point lost."""
     before = sum(len(r) for r in records[:which])

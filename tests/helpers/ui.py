@@ -13,7 +13,6 @@ from rltop.ui.app import RltopApp
 FIXTURES_TRL = FIXTURES / "trl"
 
 
-
 def fixed_store(paths: list[str]):
     """Load ``paths`` and make every time in the store depend on the event files only.
 
@@ -27,8 +26,9 @@ def fixed_store(paths: list[str]):
     return store, newest
 
 
-def preloaded_app(*names: str, seconds_after: float = 4.0, paths: list[str] | None = None,
-                  **kwargs) -> RltopApp:
+def preloaded_app(
+    *names: str, seconds_after: float = 4.0, paths: list[str] | None = None, **kwargs
+) -> RltopApp:
     """An app over fixture runs (or ``paths``; no watcher), its clock fixed ``seconds_after`` the
     newest point."""
     if paths is None:
@@ -38,8 +38,14 @@ def preloaded_app(*names: str, seconds_after: float = 4.0, paths: list[str] | No
     return RltopApp(paths, store=store, clock=lambda: newest + seconds_after, **kwargs)
 
 
-def write_run(directory: Path, series: dict[str, list[float]], start: float = 1_795_000_000.0,
-              gap: float = 10.0, config: dict | None = None, finished: bool = False) -> Path:
+def write_run(
+    directory: Path,
+    series: dict[str, list[float]],
+    start: float = 1_795_000_000.0,
+    gap: float = 10.0,
+    config: dict | None = None,
+    finished: bool = False,
+) -> Path:
     """A run written by rltop's event writer: ``series`` tag -> values at steps 1, 2, …, one point
     every ``gap`` seconds of (fixed) wall time from ``start``; ``config`` as ``args/text_summary``;
     ``finished``: transformers' end-of-training summary at the last step."""
@@ -70,8 +76,12 @@ def seeded_and_resumed(root: Path) -> list[str]:
     }
     for folder, offset in layout.items():
         reward = [0.1 * step for step in range(1, 21)]
-        write_run(root / folder, {"train/reward": reward, "train/entropy": [2.0] * 20},
-                  start=1_795_000_000.0 + offset, finished=True)
+        write_run(
+            root / folder,
+            {"train/reward": reward, "train/entropy": [2.0] * 20},
+            start=1_795_000_000.0 + offset,
+            finished=True,
+        )
     return list(layout)
 
 

@@ -38,8 +38,9 @@ class Live:
             self.step += 1
             for key, value in values.items():
                 tag = key.replace("__", "/")
-                self.run.add_points(tag, np.array([self.step]), np.array([START + self.step]),
-                                    np.array([value], dtype=float))
+                self.run.add_points(
+                    tag, np.array([self.step]), np.array([START + self.step]), np.array([value], dtype=float)
+                )
             events += self.judge(now)
         return events
 

@@ -11,17 +11,49 @@ from rltop.ingest.follow.loader import load
 from rltop.model.catalog import GROUPS, UNKNOWN_ORDER, MetricInfo, describe, group_tags, trainer_kind
 
 PPO_DOC_METRICS = (
-    "eps", "objective/kl", "objective/entropy", "objective/non_score_reward", "objective/rlhf_reward",
-    "objective/scores", "policy/approxkl_avg", "policy/clipfrac_avg", "loss/policy_avg", "loss/value_avg",
-    "val/clipfrac_avg", "policy/entropy_avg", "val/ratio", "val/ratio_var", "val/num_eos_tokens", "lr",
+    "eps",
+    "objective/kl",
+    "objective/entropy",
+    "objective/non_score_reward",
+    "objective/rlhf_reward",
+    "objective/scores",
+    "policy/approxkl_avg",
+    "policy/clipfrac_avg",
+    "loss/policy_avg",
+    "loss/value_avg",
+    "val/clipfrac_avg",
+    "policy/entropy_avg",
+    "val/ratio",
+    "val/ratio_var",
+    "val/num_eos_tokens",
+    "lr",
     "episode",
 )
 GRPO_DOC_METRICS = (
-    "num_tokens", "completions/mean_length", "completions/min_length", "completions/max_length",
-    "completions/clipped_ratio", "completions/mean_terminated_length", "completions/min_terminated_length",
-    "completions/max_terminated_length", "reward", "reward_std", "frac_reward_zero_std", "kl", "entropy",
-    "clip_ratio/low_mean", "clip_ratio/low_min", "clip_ratio/high_mean", "clip_ratio/high_max",
-    "clip_ratio/region_mean", "clip_ratio", "loss", "grad_norm", "learning_rate", "epoch", "step_time",
+    "num_tokens",
+    "completions/mean_length",
+    "completions/min_length",
+    "completions/max_length",
+    "completions/clipped_ratio",
+    "completions/mean_terminated_length",
+    "completions/min_terminated_length",
+    "completions/max_terminated_length",
+    "reward",
+    "reward_std",
+    "frac_reward_zero_std",
+    "kl",
+    "entropy",
+    "clip_ratio/low_mean",
+    "clip_ratio/low_min",
+    "clip_ratio/high_mean",
+    "clip_ratio/high_max",
+    "clip_ratio/region_mean",
+    "clip_ratio",
+    "loss",
+    "grad_norm",
+    "learning_rate",
+    "epoch",
+    "step_time",
     "entropy_coef",
 )
 
@@ -64,8 +96,17 @@ def test_unknown_tags_are_kept_under_other() -> None:
 
 
 def test_advice_for_the_metrics_with_rules() -> None:
-    for key in ("val/ratio", "policy/entropy_avg", "entropy", "loss/value_avg", "completions/clipped_ratio",
-                "frac_reward_zero_std", "kl", "objective/kl", "grad_norm"):
+    for key in (
+        "val/ratio",
+        "policy/entropy_avg",
+        "entropy",
+        "loss/value_avg",
+        "completions/clipped_ratio",
+        "frac_reward_zero_std",
+        "kl",
+        "objective/kl",
+        "grad_norm",
+    ):
         assert describe(key).advice, key
     assert "max_completion_length" in describe("completions/clipped_ratio").advice
 
@@ -73,8 +114,13 @@ def test_advice_for_the_metrics_with_rules() -> None:
 def test_trainer_kind_from_tags(fixture_runs) -> None:
     kinds = {name: trainer_kind(run.series) for name, run in fixture_runs.items()}
     assert kinds == {
-        "grpo_healthy": "GRPO", "grpo_unstable": "GRPO", "grpo_truncated": "GRPO", "grpo_with_eval": "GRPO",
-        "ppo_healthy": "PPO", "ppo_unstable": "PPO", "grpo_liger_cpu_crash": "unknown",
+        "grpo_healthy": "GRPO",
+        "grpo_unstable": "GRPO",
+        "grpo_truncated": "GRPO",
+        "grpo_with_eval": "GRPO",
+        "ppo_healthy": "PPO",
+        "ppo_unstable": "PPO",
+        "grpo_liger_cpu_crash": "unknown",
     }
     assert trainer_kind(["loss", "grad_norm", "learning_rate"]) == "unknown"
     assert trainer_kind(["objective/kl", "val/ratio"]) == "PPO"
@@ -92,10 +138,14 @@ def test_group_tags_display_order(fixture_runs) -> None:
     # Each reward function's mean and std together, train before eval.
     mean = rewards.index("train/rewards/length_reward/mean")
     assert rewards[mean + 1 : mean + 3] == [
-        "eval/rewards/length_reward/mean", "train/rewards/length_reward/std",
+        "eval/rewards/length_reward/mean",
+        "train/rewards/length_reward/std",
     ]
     ppo = dict(group_tags(fixture_runs["ppo_healthy"].series))
-    assert ppo["Key values"] == ["train/objective/rlhf_reward", "train/objective/scores",
-                                 "train/objective/non_score_reward"]
+    assert ppo["Key values"] == [
+        "train/objective/rlhf_reward",
+        "train/objective/scores",
+        "train/objective/non_score_reward",
+    ]
     assert ppo["Stability"][0] == "train/val/ratio"
     assert ppo["Value"] == ["train/loss/value_avg", "train/val/clipfrac_avg"]

@@ -232,8 +232,12 @@ def test_band_track_is_the_same_fed_live_or_at_once(tmp_path):
     tracker = BandTracker()
     source = run.series[tag]
     for start in range(0, len(source), 7):
-        live.add_points(tag, source.steps[start : start + 7], source.wall_times[start : start + 7],
-                        source.values[start : start + 7])
+        live.add_points(
+            tag,
+            source.steps[start : start + 7],
+            source.wall_times[start : start + 7],
+            source.values[start : start + 7],
+        )
         tracker.track(live, tag)
     assert np.array_equal(tracker.track(live, tag).lines, whole, equal_nan=True)
 

@@ -58,13 +58,15 @@ def _hostile_run(tmp_path: Path) -> Path:
     run = tmp_path / "out" / "hostile"
     shutil.copytree(HEALTHY / "runs", run / "runs")
     (run / "completions").mkdir()
-    table = pa.table({
-        "step": pa.array([60] * len(HOSTILE), pa.int64()),
-        "prompt": ["[link](http://x) \x1b[31mred"] * len(HOSTILE),
-        "completion": HOSTILE,
-        "r": pa.array([math.nan, 1.0, 0.5, 0.25]),
-        "advantage": pa.array([0.1, None, -0.3, 0.0], pa.float64()),
-    })
+    table = pa.table(
+        {
+            "step": pa.array([60] * len(HOSTILE), pa.int64()),
+            "prompt": ["[link](http://x) \x1b[31mred"] * len(HOSTILE),
+            "completion": HOSTILE,
+            "r": pa.array([math.nan, 1.0, 0.5, 0.25]),
+            "advantage": pa.array([0.1, None, -0.3, 0.0], pa.float64()),
+        }
+    )
     pq.write_table(table, run / "completions" / "completions_00060.parquet")
     return run
 
@@ -127,8 +129,9 @@ def test_unique_folds_identical_completions_of_a_group(capsys):
 def test_markdown_table_has_every_column(capsys):
     _, out, _ = _run(capsys, str(HEALTHY), "--step", "1", "--format", "markdown")
     header = next(line for line in out.splitlines() if line.startswith("| # |"))
-    assert header == ("| # | group | `length_reward` | `contains_x_logged_reward` | advantage | chars "
-                      "| `n_x` | marks |")
+    assert header == (
+        "| # | group | `length_reward` | `contains_x_logged_reward` | advantage | chars | `n_x` | marks |"
+    )
     assert sum(1 for line in out.splitlines() if line.startswith("| ") and line[2].isdigit()) == 16
 
 

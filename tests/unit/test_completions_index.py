@@ -90,7 +90,13 @@ def test_read_step_keeps_every_column_and_marks_twins_and_cap():
     index = _index(COLLAPSE)
     step = read_step(index.at(58), cap=16)
     assert step.columns == [
-        "step", "prompt", "completion", "x_prefix_reward", "x_fraction_reward", "advantage"]
+        "step",
+        "prompt",
+        "completion",
+        "x_prefix_reward",
+        "x_fraction_reward",
+        "advantage",
+    ]
     assert len(step.rows) == 16 and step.problem == ""
     table = pq.read_table(index.at(58).path).to_pylist()
     assert [row.values for row in step.rows] == table
@@ -151,13 +157,15 @@ def test_a_file_that_stays_unreadable_is_said_once(tmp_path):
 def test_invalid_utf8_is_replaced_not_fatal(tmp_path):
     folder = tmp_path / "completions"
     folder.mkdir()
-    table = pa.table({
-        "step": pa.array([3, 3], pa.int64()),
-        "prompt": pa.array([b"p", b"p"], pa.binary()),
-        "completion": pa.array([b"ok \xff\xfe bytes", b"fine"], pa.binary()),
-        "r": pa.array([1.0, 0.0]),
-        "advantage": pa.array([0.5, -0.5]),
-    })
+    table = pa.table(
+        {
+            "step": pa.array([3, 3], pa.int64()),
+            "prompt": pa.array([b"p", b"p"], pa.binary()),
+            "completion": pa.array([b"ok \xff\xfe bytes", b"fine"], pa.binary()),
+            "r": pa.array([1.0, 0.0]),
+            "advantage": pa.array([0.5, -0.5]),
+        }
+    )
     pq.write_table(table, folder / "completions_00003.parquet")
     (summary,) = CompletionsFollower(str(folder)).scan().added
     rows = read_step(summary).rows
@@ -169,8 +177,6 @@ def test_names_and_folder():
     assert file_step("completions_00042.parquet") == 42
     assert file_step("completions_42.parquet.tmp") is None and file_step("other.parquet") is None
     assert folder_of("/out/run") == storage.join("/out/run", "completions")
-
-
 
 
 def test_without_pyarrow_the_index_says_what_to_install(monkeypatch):

@@ -44,8 +44,11 @@ def test_several_roots_are_prefixed() -> None:
 
 
 def test_files_are_read_in_timestamp_order(tmp_path: Path) -> None:
-    for name in ("events.out.tfevents.1700000100.h.2.0", "events.out.tfevents.999.h.1.0",
-                 "events.out.tfevents.1700000000.h.3.0"):
+    for name in (
+        "events.out.tfevents.1700000100.h.2.0",
+        "events.out.tfevents.999.h.1.0",
+        "events.out.tfevents.1700000000.h.3.0",
+    ):
         _touch(tmp_path / "run" / name)
     (run,) = discover([str(tmp_path)]).runs
     assert [os.path.basename(f) for f in run.files] == [

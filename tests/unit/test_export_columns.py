@@ -19,9 +19,38 @@ N = 20_000
 def _special(dtype) -> np.ndarray:
     """Zeros, non-finite values, limits, powers of two and the edges of the positional range."""
     info = np.finfo(dtype)
-    values = [0.0, -0.0, np.nan, np.inf, -np.inf, 1.0, -1.0, 0.5, 2.0, 1e-4, 1.0001e-4, 9.9e-5,
-              999999.9, 1e6, 0.1, 0.2, 0.3, 1 / 3, 2 / 3, 123456.789, -0.0001234, float(info.max),
-              float(info.tiny), float(info.eps), 1.5, 3.0, 8388607.5, 1.79e9, 2.0**52 + 1, 2.0**53 - 1]
+    values = [
+        0.0,
+        -0.0,
+        np.nan,
+        np.inf,
+        -np.inf,
+        1.0,
+        -1.0,
+        0.5,
+        2.0,
+        1e-4,
+        1.0001e-4,
+        9.9e-5,
+        999999.9,
+        1e6,
+        0.1,
+        0.2,
+        0.3,
+        1 / 3,
+        2 / 3,
+        123456.789,
+        -0.0001234,
+        float(info.max),
+        float(info.tiny),
+        float(info.eps),
+        1.5,
+        3.0,
+        8388607.5,
+        1.79e9,
+        2.0**52 + 1,
+        2.0**53 - 1,
+    ]
     powers = [2.0**k for k in range(-20, 30)]
     return np.array(values + powers + [-p for p in powers], dtype=dtype)
 
@@ -78,7 +107,7 @@ def test_export_chunks_equal_export_lines() -> None:
     run = store.run("run,\x1b[31m", "dir")
     steps = np.arange(1, 5001, dtype=np.int64)
     run.add_points("train/loss", steps, 1.7e9 + steps * 0.25, np.sin(steps).astype(np.float32), True)
-    run.add_points("eval/\"q\"", steps, 1.7e9 + steps * 0.5, np.cos(steps) * 1e-6, False)
+    run.add_points('eval/"q"', steps, 1.7e9 + steps * 0.5, np.cos(steps) * 1e-6, False)
     for raw in (False, True):
         chunks = b"".join(export_csv_chunks(store, raw=raw)).decode()
         assert chunks == "".join(line + "\n" for line in export_lines(store, "csv", raw=raw))

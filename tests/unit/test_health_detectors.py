@@ -64,8 +64,11 @@ def test_zero_std_groups_saturated_is_a_note_starved_stays_critical(tmp_path) ->
 
 
 def _functions(a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
-    return {"train/rewards/length_reward/mean": a, "train/rewards/contains_x_reward/mean": b,
-            "train/reward": a + b}
+    return {
+        "train/rewards/length_reward/mean": a,
+        "train/rewards/contains_x_reward/mean": b,
+        "train/reward": a + b,
+    }
 
 
 def test_one_function_rising_while_another_falls_a_little_is_a_warning(tmp_path) -> None:
@@ -147,8 +150,12 @@ def test_entropy_heading_for_collapse_is_forecast_before_the_rule_fires(tmp_path
 
 
 def test_no_forecast_beyond_the_planned_end(tmp_path) -> None:
-    write_run(tmp_path, "run", {"train/entropy": np.linspace(2.0, 1.9, 300) + noise(300, 0.001, 13)},
-              {"max_steps": 400})
+    write_run(
+        tmp_path,
+        "run",
+        {"train/entropy": np.linspace(2.0, 1.9, 300) + noise(300, 0.001, 13)},
+        {"max_steps": 400},
+    )
     assert rule_findings(judge(tmp_path), "collapse_forecast") == []
 
 

@@ -43,7 +43,7 @@ def test_defaults_without_any_file() -> None:
 def test_user_file_then_rules_option(tmp_path, isolated_home) -> None:
     user = write(user_rules_path(), "[ratio_drift]\nwarn = 1.1\ncritical = 3.0\n")
     assert user.parent == isolated_home / "rltop"
-    given = write(tmp_path / "mine.toml", "[ratio_drift]\nwarn = 1.2\npersistence = \"2/4\"\n")
+    given = write(tmp_path / "mine.toml", '[ratio_drift]\nwarn = 1.2\npersistence = "2/4"\n')
     rules = load_rules(str(given))
     assert rules.sources == (str(user), str(given))
     assert rules["ratio_drift"].warn == 1.2  # --rules wins over the user file
@@ -51,11 +51,14 @@ def test_user_file_then_rules_option(tmp_path, isolated_home) -> None:
     assert rules["ratio_drift"].persistence == (2, 4)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ('persistence = "2/4"', (2, 4)),
-    ("persistence = [2, 4]", (2, 4)),
-    ('persistence = "2 of 4"', (2, 4)),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('persistence = "2/4"', (2, 4)),
+        ("persistence = [2, 4]", (2, 4)),
+        ('persistence = "2 of 4"', (2, 4)),
+    ],
+)
 def test_persistence_forms(text: str, expected) -> None:
     assert parse_rules_text(f"[approx_kl]\n{text}\n")["approx_kl"]["persistence"] == expected
 
@@ -80,24 +83,30 @@ def test_overrides_change_the_verdict(tmp_path) -> None:
     assert health.findings == [] and health.level == Level.OK
 
 
-@pytest.mark.parametrize("text, fragments", [
-    ("[ratio_drift]\nwarn = \n", [":2:", "key warn", "invalid TOML"]),
-    ("[ratio_drfit]\nwarn = 1.1\n", [":1:", "unknown rule [ratio_drfit]"]),
-    ("[ratio_drift]\n\nwran = 1.1\n", [":3:", "ratio_drift.wran", "unknown key"]),
-    ("[approx_kl]\nwarn = \"high\"\n", [":2:", "approx_kl.warn", "expected a number"]),
-    ("[approx_kl]\npersistence = \"5/3\"\n", [":2:", "approx_kl.persistence", "m/n"]),
-    ("[approx_kl]\nwarn = 0.5\ncritical = 0.1\n", [":3:", "approx_kl.critical", "warn 0.5, critical 0.1"]),
-    ("[entropy_collapse]\nwarn = 0.01\n", [":2:", "entropy_collapse.warn", "critical below warn"]),
-    ("[ratio_drift]\nwarn = 0.9\n", [":2:", "ratio_drift.warn", "greater than 1"]),
-    ("[general]\nclear_fraction = 1.5\n", [":2:", "general.clear_fraction", "(0, 1]"]),
-    ("[stall]\nenabled = 1\n", [":2:", "stall.enabled", "true or false"]),
-    ("[value_loss_spike]\nwindow = 2.5\n", [":2:", "value_loss_spike.window", "whole number"]),
-    ("ratio_drift = 3\n", [":1:", "must be a table"]),
-    ("[truncation]\nwarn = 25\n", [":2:", "truncation.warn", "share between 0 and 1"]),
-    ("[stall]\nwarn_min_s = -5\n", [":2:", "stall.warn_min_s", "negative"]),
-    ("[value_loss_spike]\nwarn = 0\n", [":2:", "value_loss_spike.warn", "above 1"]),
-    ("ratio_drift.warn = 0.5\n", [":1:", "ratio_drift.warn", "greater than 1"]),
-])
+@pytest.mark.parametrize(
+    "text, fragments",
+    [
+        ("[ratio_drift]\nwarn = \n", [":2:", "key warn", "invalid TOML"]),
+        ("[ratio_drfit]\nwarn = 1.1\n", [":1:", "unknown rule [ratio_drfit]"]),
+        ("[ratio_drift]\n\nwran = 1.1\n", [":3:", "ratio_drift.wran", "unknown key"]),
+        ('[approx_kl]\nwarn = "high"\n', [":2:", "approx_kl.warn", "expected a number"]),
+        ('[approx_kl]\npersistence = "5/3"\n', [":2:", "approx_kl.persistence", "m/n"]),
+        (
+            "[approx_kl]\nwarn = 0.5\ncritical = 0.1\n",
+            [":3:", "approx_kl.critical", "warn 0.5, critical 0.1"],
+        ),
+        ("[entropy_collapse]\nwarn = 0.01\n", [":2:", "entropy_collapse.warn", "critical below warn"]),
+        ("[ratio_drift]\nwarn = 0.9\n", [":2:", "ratio_drift.warn", "greater than 1"]),
+        ("[general]\nclear_fraction = 1.5\n", [":2:", "general.clear_fraction", "(0, 1]"]),
+        ("[stall]\nenabled = 1\n", [":2:", "stall.enabled", "true or false"]),
+        ("[value_loss_spike]\nwindow = 2.5\n", [":2:", "value_loss_spike.window", "whole number"]),
+        ("ratio_drift = 3\n", [":1:", "must be a table"]),
+        ("[truncation]\nwarn = 25\n", [":2:", "truncation.warn", "share between 0 and 1"]),
+        ("[stall]\nwarn_min_s = -5\n", [":2:", "stall.warn_min_s", "negative"]),
+        ("[value_loss_spike]\nwarn = 0\n", [":2:", "value_loss_spike.warn", "above 1"]),
+        ("ratio_drift.warn = 0.5\n", [":1:", "ratio_drift.warn", "greater than 1"]),
+    ],
+)
 def test_errors_are_one_line_with_file_line_and_key(tmp_path, text: str, fragments: list[str]) -> None:
     path = write(tmp_path / "bad.toml", text)
     with pytest.raises(RulesError) as caught:

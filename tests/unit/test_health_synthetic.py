@@ -90,8 +90,12 @@ def test_grpo_clip_ratio_calibration(tmp_path) -> None:
 
 def test_missing_kl_with_beta_zero_is_expected(tmp_path) -> None:
     """GRPO with beta = 0 logs no kl: nothing is reported about it."""
-    write_run(tmp_path, "run", {"train/reward": np.linspace(0, 1, 40), "train/entropy": np.full(40, 2.0)},
-              {"beta": 0.0, "num_iterations": 1})
+    write_run(
+        tmp_path,
+        "run",
+        {"train/reward": np.linspace(0, 1, 40), "train/entropy": np.full(40, 2.0)},
+        {"beta": 0.0, "num_iterations": 1},
+    )
     health = judge(tmp_path)
     assert health.findings == [] and health.kind == "GRPO"
 

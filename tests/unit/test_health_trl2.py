@@ -25,8 +25,10 @@ EXPLAINED_NOTES = {
 # Warnings a healthy run may carry, with the reason.
 EXPLAINED_WARNS = {
     # A random policy truncates most 16-token completions early on (as in ../trl's healthy runs).
-    ("grpo_long_healthy", "truncation"), ("rloo_healthy", "truncation"),
-    ("grpo_resumed", "truncation"), ("grpo_resumed_model_only", "truncation"),
+    ("grpo_long_healthy", "truncation"),
+    ("rloo_healthy", "truncation"),
+    ("grpo_resumed", "truncation"),
+    ("grpo_resumed_model_only", "truncation"),
     # kl climbs to 2.2 per token (beta 0.04) while the reward goes 0.15 -> 1.9: far from the
     # reference, and learning. A warning, never critical.
     ("grpo_long_healthy", "kl_blowup_token"),

@@ -264,6 +264,7 @@ def test_fixture_cut_inside_a_payload_and_continued_keeps_every_later_point(tmp_
     (tmp_path / "clean" / NAME).write_bytes(source)
     damaged = load([str(tmp_path / NAME)]).store
     clean = load([str(tmp_path / "clean" / NAME)]).store
+
     def count(store) -> int:
         return sum(run.scalar_count() for run in store.runs.values())
 

@@ -53,16 +53,16 @@ def test_html_report_charts_key_metrics_and_every_metric_with_a_finding(capsys, 
     assert page.headings[0].startswith("ppo_unstable")
     dashed = re.findall(r'stroke-dasharray="5 3"><title>(\w+)</title>', html)
     assert {"warn_high", "crit_high", "warn_low", "crit_low"} <= set(dashed)  # thresholds drawn
-    assert "opacity=\"0.16\"><title>episode, steps" in html  # episodes shaded
-    assert html.count("<path d=\"M") >= 2 * len(charts)  # raw envelope and smoothed curve
+    assert 'opacity="0.16"><title>episode, steps' in html  # episodes shaded
+    assert html.count('<path d="M') >= 2 * len(charts)  # raw envelope and smoothed curve
 
 
 def test_html_report_is_one_self_contained_file(capsys, tmp_path):
     html = _report(capsys, tmp_path, "html", FIXTURES / "seeds")
     assert "<script" not in html and "<link" not in html and "@import" not in html
-    assert not re.search(r'(src|href)\s*=', html)
+    assert not re.search(r"(src|href)\s*=", html)
     assert set(re.findall(r"https?://[^\s\"')]+", html)) == {"http://www.w3.org/2000/svg"}  # namespaces only
-    assert "seed group grpo_seed_*" in html and 'fill-opacity' not in html
+    assert "seed group grpo_seed_*" in html and "fill-opacity" not in html
     assert html.count('opacity="0.22"') == 3  # the group's band on each of its 3 key metrics
 
 
@@ -89,12 +89,17 @@ def test_a_spike_off_the_chart_never_hides_the_recovery_behind_smoothing(capsys,
     loss = (1.0 + 0.1 * rng.normal(size=100)).tolist()
     loss[59] = 1.6e6  # step 60
     kl = np.linspace(0.0, 0.5, 100).tolist()
-    write_run(tmp_path / "ppo_spike", {"train/loss/value_avg": loss, "train/objective/kl": kl,
-                                       "train/policy/entropy_avg": [4.5] * 100})
+    write_run(
+        tmp_path / "ppo_spike",
+        {"train/loss/value_avg": loss, "train/objective/kl": kl, "train/policy/entropy_avg": [4.5] * 100},
+    )
     root = ET.fromstring(_report(capsys, tmp_path, "svg", tmp_path / "ppo_spike"))
     chart = next(c for c in root.iter(f"{SVG}svg") if c.get("aria-label") == "loss/value_avg")
-    ticks = [float(t.text) for t in chart.iter(f"{SVG}text")  # y ticks: right-aligned left of the plot
-             if t.get("text-anchor") == "end" and re.fullmatch(r"-?[\d.]+", t.text or "")]
+    ticks = [
+        float(t.text)
+        for t in chart.iter(f"{SVG}text")  # y ticks: right-aligned left of the plot
+        if t.get("text-anchor") == "end" and re.fullmatch(r"-?[\d.]+", t.text or "")
+    ]
     assert max(ticks) < 10  # the y axis is the values' (it reached 16 000 with interpolated percentiles)
     marks = [t for t in chart.iter(f"{SVG}text") if t.text == "↑"]
     assert len(marks) == 1  # the spike, at the top edge
@@ -102,8 +107,12 @@ def test_a_spike_off_the_chart_never_hides_the_recovery_behind_smoothing(capsys,
     points = [tuple(map(float, xy.split())) for xy in re.findall(r"[ML]([-\d.]+ [-\d.]+)", smooth.get("d"))]
     spike_x = float(marks[0].get("x"))
     raw = [p for p in chart.iter(f"{SVG}path") if p.get("stroke-width") == "1.0"]
-    raw_after = [float(y) for p in raw for x, y in re.findall(r"[ML]([-\d.]+) ([-\d.]+)", p.get("d"))
-                 if float(x) > spike_x + 1]
+    raw_after = [
+        float(y)
+        for p in raw
+        for x, y in re.findall(r"[ML]([-\d.]+) ([-\d.]+)", p.get("d"))
+        if float(x) > spike_x + 1
+    ]
     low, high = min(raw_after), max(raw_after)  # pixels of the raw values after the spike
     top = min(y for _, y in points)
     after = [y for x, y in points if x > spike_x + 1]

@@ -58,8 +58,10 @@ def test_seed_like_parts_of_names(name, pattern):
 def test_names_group_runs_without_config_unless_their_configs_differ():
     names = {"a": "grpo/s1", "b": "grpo/s2", "c": "ppo-r1", "d": "ppo-r2", "e": "bs16", "f": "bs32"}
     groups = find_seed_groups({}, names)
-    assert [(g.name, g.runs, g.basis) for g in groups] == [("grpo/s*", ("a", "b"), "name"),
-                                                          ("ppo-r*", ("c", "d"), "name")]
+    assert [(g.name, g.runs, g.basis) for g in groups] == [
+        ("grpo/s*", ("a", "b"), "name"),
+        ("ppo-r*", ("c", "d"), "name"),
+    ]
     # Two runs named like seeds whose configs differ in the learning rate: the names lie.
     configs = {"c": {"seed": 1, "learning_rate": 1e-4}, "d": {"seed": 2, "learning_rate": 1e-3}}
     assert [g.runs for g in find_seed_groups(configs, names)] == [("a", "b")]

@@ -90,10 +90,18 @@ def test_the_baseline_matches_its_plain_form_bit_for_bit(shape: str, monkeypatch
         need = int(rng.choice([0, 1, 10, window + 3]))
         floor = float(rng.choice([1e-8, 0.7, 0.0, -0.0, -1.0]))
         warn = None if trial % 7 == 6 else float(rng.choice([2.0, 5.0, 10.0]))
-        params = RuleParams("grad_norm_spike", {
-            "window": window, "warmup": warmup, "baseline_points": need, "min_baseline": floor,
-            "warn": warn, "critical": None if warn else 20.0,
-        }, {})
+        params = RuleParams(
+            "grad_norm_spike",
+            {
+                "window": window,
+                "warmup": warmup,
+                "baseline_points": need,
+                "min_baseline": floor,
+                "warn": warn,
+                "critical": None if warn else 20.0,
+            },
+            {},
+        )
         limit = warn if warn is not None else 20.0
         # One whole history, then live batches, as the engine calls it.
         cuts = sorted({0, int(rng.integers(0, len(values) + 1)), max(len(values) - 3, 0), len(values)})
@@ -126,8 +134,9 @@ def test_a_baseline_held_at_its_floor_is_guessed_right(monkeypatch) -> None:
         return stop
 
     monkeypatch.setattr(spike_baseline, "_one_by_one", counted)
-    monkeypatch.setattr(spike_baseline, "window_medians",
-                        lambda rows: medians.append(len(rows)) or real_medians(rows))
+    monkeypatch.setattr(
+        spike_baseline, "window_medians", lambda rows: medians.append(len(rows)) or real_medians(rows)
+    )
     values = _crossing_walk(np.random.default_rng(7), 40_000).astype(np.float32)
     window = spike_baseline.SpikeWindow()
     references = spike_baseline.spike_references(values, 0, window, 50, 20, 10, 1e-8, 5.0)

@@ -142,8 +142,6 @@ def test_replay_writes_the_bundled_runs_step_by_step(tmp_path):
         assert np.array_equal(replayed.values, series.values, equal_nan=True)
 
 
-
-
 def test_every_builtin_theme_tells_8_overlaid_runs_apart():
     from rltop.ui.themes import VARIABLE_DEFAULTS
     from rltop.ui.widgets.detail_chart import OTHER_RUN_CLASSES

@@ -32,7 +32,8 @@ def test_a_lone_run_is_named_after_its_experiment_not_its_session_folder():
 
 def test_experiments_side_by_side_drop_what_they_share():
     assert names_of("out/grpo_healthy/runs/Nov29_21-46-18_vm", "out/ppo_unstable/runs/Nov29_21-53-12_vm") == [
-        "grpo_healthy", "ppo_unstable",
+        "grpo_healthy",
+        "ppo_unstable",
     ]
 
 
@@ -41,19 +42,26 @@ def test_seeds_keep_the_experiment_and_the_seed():
     # "…/runs/Nov29_21-51-41_vm" (the experiment is gone).
     seeds = names_of("grpo_seeds/seed_1/runs/Nov29_21-47-47_vm", "grpo_seeds/seed_2/runs/Nov29_21-51-41_vm")
     assert seeds == ["grpo_seeds/seed_1", "grpo_seeds/seed_2"]
-    mixed = names_of("grpo_seeds/seed_1/runs/Nov29_21-47-47_vm", "grpo_seeds/seed_2/runs/Nov29_21-51-41_vm",
-                     "ppo_baseline/runs/Nov29_22-01-02_vm")
+    mixed = names_of(
+        "grpo_seeds/seed_1/runs/Nov29_21-47-47_vm",
+        "grpo_seeds/seed_2/runs/Nov29_21-51-41_vm",
+        "ppo_baseline/runs/Nov29_22-01-02_vm",
+    )
     assert mixed == ["grpo_seeds/seed_1", "grpo_seeds/seed_2", "ppo_baseline"]
 
 
 def test_a_resumed_run_keeps_its_session_date_only_where_two_sessions_would_collide():
     # Today's layout: resume_from_checkpoint writes a second session folder in the same output_dir.
-    shown = names_of("grpo_resumed/runs/Dec01_07-56-02_vm", "grpo_resumed/runs/Dec01_07-56-27_vm",
-                     "ppo_unstable/runs/Nov29_21-53-12_vm")
+    shown = names_of(
+        "grpo_resumed/runs/Dec01_07-56-02_vm",
+        "grpo_resumed/runs/Dec01_07-56-27_vm",
+        "ppo_unstable/runs/Nov29_21-53-12_vm",
+    )
     assert shown == ["grpo_resumed/Dec01_07-56-02", "grpo_resumed/Dec01_07-56-27", "ppo_unstable"]
     # Different hosts: the host is what tells them apart too, so it stays.
-    hosts = names_of("exp/runs/Dec01_07-56-02_gpu1", "exp/runs/Dec01_07-56-02_gpu2",
-                     "other/runs/Dec01_08-00-00_gpu1")
+    hosts = names_of(
+        "exp/runs/Dec01_07-56-02_gpu1", "exp/runs/Dec01_07-56-02_gpu2", "other/runs/Dec01_08-00-00_gpu1"
+    )
     assert hosts[:2] == ["exp/Dec01_07-56-02_gpu1", "exp/Dec01_07-56-02_gpu2"] and hosts[2] == "other"
 
 
@@ -90,8 +98,12 @@ def test_display_names_are_always_distinct():
 
 
 def test_session_folders():
-    sessions = ("Nov29_21-47-47_vm", "Dec01_07-56-02_gpu-node-3.cluster", "2024-11-29_21-47-47",
-                "20241129-214747")
+    sessions = (
+        "Nov29_21-47-47_vm",
+        "Dec01_07-56-02_gpu-node-3.cluster",
+        "2024-11-29_21-47-47",
+        "20241129-214747",
+    )
     for folder in sessions:
         assert is_session_folder(folder), folder
     for folder in ("seed_1", "grpo_healthy", "runs", "2024_results"):
@@ -102,18 +114,39 @@ def test_display_names_on_the_fixture_directory():
     store = load(["tests/fixtures/trl"]).store
     shown = run_display_names({name: run.directory for name, run in store.runs.items()})
     assert sorted(shown.values()) == sorted(
-        ["grpo_healthy", "grpo_liger_cpu_crash", "grpo_truncated", "grpo_unstable", "grpo_with_eval",
-         "ppo_healthy", "ppo_unstable"])
+        [
+            "grpo_healthy",
+            "grpo_liger_cpu_crash",
+            "grpo_truncated",
+            "grpo_unstable",
+            "grpo_with_eval",
+            "ppo_healthy",
+            "ppo_unstable",
+        ]
+    )
 
 
 # -- metrics ----------------------------------------------------------------------------------------
 
 GRPO = [
-    "reward", "reward_std", "rewards/length_reward/mean", "rewards/length_reward/std",
-    "rewards/contains_x_reward/mean", "rewards/contains_x_reward/std", "frac_reward_zero_std",
-    "completions/mean_length", "completions/mean_terminated_length", "completions/min_terminated_length",
-    "clip_ratio/low_mean", "clip_ratio/high_mean", "eval/rewards/length_reward/mean", "eval/reward",
-    "train_samples_per_second", "train_steps_per_second", "entropy", "kl",
+    "reward",
+    "reward_std",
+    "rewards/length_reward/mean",
+    "rewards/length_reward/std",
+    "rewards/contains_x_reward/mean",
+    "rewards/contains_x_reward/std",
+    "frac_reward_zero_std",
+    "completions/mean_length",
+    "completions/mean_terminated_length",
+    "completions/min_terminated_length",
+    "clip_ratio/low_mean",
+    "clip_ratio/high_mean",
+    "eval/rewards/length_reward/mean",
+    "eval/reward",
+    "train_samples_per_second",
+    "train_steps_per_second",
+    "entropy",
+    "kl",
 ]
 
 
@@ -149,7 +182,9 @@ def test_metric_labels_drop_the_family_first():
 
 def test_metric_names_drop_train_only_when_unambiguous():
     assert metric_names(["train/val/ratio", "eval/reward", "custom"]) == {
-        "train/val/ratio": "val/ratio", "eval/reward": "eval/reward", "custom": "custom",
+        "train/val/ratio": "val/ratio",
+        "eval/reward": "eval/reward",
+        "custom": "custom",
     }
     both = ["train/loss", "loss", "train/kl"]
     assert metric_names(both) == {tag: tag for tag in both}

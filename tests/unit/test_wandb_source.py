@@ -80,8 +80,11 @@ def test_config_summary_and_exit_records() -> None:
 def test_discovered_from_the_wandb_folder_its_run_folder_or_the_file() -> None:
     names = {str(path): list(load([str(path)]).store.runs) for path in (WANDB_DIR, RUN_FILE.parent, RUN_FILE)}
     # A run is its run id (the folders of a resumed run are its sessions).
-    assert names == {str(WANDB_DIR): ["run-ntz0o0gs"], str(RUN_FILE.parent): ["run-ntz0o0gs"],
-                     str(RUN_FILE): ["run-ntz0o0gs"]}
+    assert names == {
+        str(WANDB_DIR): ["run-ntz0o0gs"],
+        str(RUN_FILE.parent): ["run-ntz0o0gs"],
+        str(RUN_FILE): ["run-ntz0o0gs"],
+    }
 
 
 def test_beside_event_files_of_the_same_output_dir_the_event_files_are_read() -> None:
@@ -99,8 +102,6 @@ def test_the_latest_run_alias_is_read_once_under_the_run_folder(tmp_path) -> Non
     (run,) = result.store.runs.values()
     assert [session.label for session in run.sessions] == [RUN_FILE.parent.name]
     assert result.problems == []
-
-
 
 
 def test_a_growing_file_delivers_each_point_once(tmp_path) -> None:
@@ -127,8 +128,6 @@ def test_a_growing_file_delivers_each_point_once(tmp_path) -> None:
     assert sorted(delivered) == sorted(
         (t, int(s), float(v)) for t, p in whole.items() for s, v in zip(p.steps, p.values)
     )
-
-
 
 
 def test_damage_resynchronises_and_reads_the_records_after_it(tmp_path) -> None:
@@ -176,8 +175,6 @@ def test_a_replaced_file_is_read_again(tmp_path) -> None:
     assert again.restarted and "reading it again" in again.problems[0]
 
 
-
-
 def test_snapshot_of_a_wandb_folder(capsys, tmp_path, monkeypatch) -> None:
     isolate_user_rules(monkeypatch, tmp_path)
     code, out, err = run_cli(capsys, "snapshot", str(WANDB_DIR), "--format", "json")
@@ -186,10 +183,6 @@ def test_snapshot_of_a_wandb_folder(capsys, tmp_path, monkeypatch) -> None:
     assert validate(document, load_schema()) == []
     (run,) = document["runs"]
     assert run["finished"] and run["exit_code"] == 0 and run["source"]["kind"] == "wandb"
-
-
-
-
 
 
 def test_a_damaged_file_header_in_front_of_good_records_is_read(tmp_path) -> None:

@@ -126,16 +126,20 @@ def test_the_watcher_hands_each_tag_over_joined(tmp_path, monkeypatch, stop_all)
     store = Store()
     apply_batch(store, first, consume=True)
     series = store.runs["a"].series
-    assert {tag: list(zip(series[tag].steps.tolist(), series[tag].values.tolist()))
-            for tag in expected} == expected
+    assert {
+        tag: list(zip(series[tag].steps.tolist(), series[tag].values.tolist())) for tag in expected
+    } == expected
 
 
 def test_progress_of_several_followers_adds_up_and_goes_with_each_batch(tmp_path):
     """A local root and a remote one each hold a first read: the consumer is told their sum, and
     a follower's batch says what the other still holds (its runs found stay counted)."""
     told: list[tuple[int, int]] = []
-    watcher = Watcher([str(tmp_path), "memory://bucket/logs"], lambda batch: None,
-                      on_progress=lambda *progress: told.append(progress))
+    watcher = Watcher(
+        [str(tmp_path), "memory://bucket/logs"],
+        lambda batch: None,
+        on_progress=lambda *progress: told.append(progress),
+    )
     local, remote = watcher._followers
     watcher.progress(local, 400_000, 10)
     watcher.progress(remote, 200_000, 5)
@@ -150,13 +154,20 @@ def test_points_held_under_a_tag_filter_count_only_the_tags_kept():
     """``--tags``: the held count a first read tells is what the consumer will get."""
     batch = ChangeBatch()
     names = ["train/loss", "train/other"]
-    columns = TagColumns(names, np.array([1000, 500], np.int64), np.arange(1500, dtype=np.int64),
-                         np.zeros(1500), np.ones(1500))
+    columns = TagColumns(
+        names, np.array([1000, 500], np.int64), np.arange(1500, dtype=np.int64), np.zeros(1500), np.ones(1500)
+    )
     batch._hold("run", "", columns, re.compile("loss"))
     assert batch.point_count() == 1000
     names.append("train/loss_2")  # the file's tag list grows with a later read
-    batch._hold("run", "", TagColumns(names, np.array([0, 0, 7], np.int64), np.arange(7, dtype=np.int64),
-                                      np.zeros(7), np.ones(7)), re.compile("loss"))
+    batch._hold(
+        "run",
+        "",
+        TagColumns(
+            names, np.array([0, 0, 7], np.int64), np.arange(7, dtype=np.int64), np.zeros(7), np.ones(7)
+        ),
+        re.compile("loss"),
+    )
     assert batch.point_count() == 1007
     batch.settle()
     assert batch.point_count() == 1007 and {p.tag for p in batch.points} == {"train/loss", "train/loss_2"}

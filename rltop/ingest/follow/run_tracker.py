@@ -136,7 +136,8 @@ class RunTracker:
                     continue
                 tracked = self.runs[owner] = TrackedRun(RunFiles(source.name, owner, kind=source.kind))
                 tracked.completions = CompletionsFollower(
-                    folder_of(sources.kind(source.kind).output_dir(owner)))
+                    folder_of(sources.kind(source.kind).output_dir(owner))
+                )
                 tracked.source = (source.kind, source.note, source.label)
                 self._event(APPEARED, source.name, f"new run {source.name} ({owner})", owner)
                 self.batch.sources[source.name] = tracked.source

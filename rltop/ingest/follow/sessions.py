@@ -26,8 +26,15 @@ from rltop.ingest import storage
 from rltop.ingest.follow.discovery import RunSource
 from rltop.ingest.sources.tfevents.kind import SESSIONS_FOLDER, experiment_of
 
-__all__ = ["SESSIONS_FOLDER", "SessionGrouper", "experiment_of", "group_sources", "in_time_order",
-           "peek_first_step", "session_label"]
+__all__ = [
+    "SESSIONS_FOLDER",
+    "SessionGrouper",
+    "experiment_of",
+    "group_sources",
+    "in_time_order",
+    "peek_first_step",
+    "session_label",
+]
 PEEK_BYTES = 1 << 20  # how much of a new session's first file is read to find its first step
 PEEK_WINDOW = 64 << 10
 
@@ -150,8 +157,9 @@ def group_sources(sources: Iterable[RunSource], grouper: SessionGrouper) -> list
         owner = grouper.place_undecided(source)
         run = runs.get(owner)
         if run is None:
-            runs[owner] = RunSource(source.name, source.directory, list(source.files), source.kind,
-                                    source.note, source.label)
+            runs[owner] = RunSource(
+                source.name, source.directory, list(source.files), source.kind, source.note, source.label
+            )
         else:
             run.files.extend(source.files)
     for run in runs.values():

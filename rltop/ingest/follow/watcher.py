@@ -346,8 +346,9 @@ class _Follower:
             self._flush()
         elif self._holds_first_read():
             # Told every FLUSH_POINTS points, and at once when a reload dropped some.
-            if (points >= self._progress_told + FLUSH_POINTS or points < self._progress_told) \
-                    and not self.stopping.is_set():
+            if (
+                points >= self._progress_told + FLUSH_POINTS or points < self._progress_told
+            ) and not self.stopping.is_set():
                 self._progress_told = points
                 self.owner.progress(self, points, len(tracker.runs))
         elif points >= FLUSH_POINTS:
@@ -355,8 +356,11 @@ class _Follower:
 
     def _holds_first_read(self) -> bool:
         """The first read keeps its points for one delivery (a consumer that follows its progress)."""
-        return (self._initial and self.owner.on_progress is not None
-                and time.monotonic() - self._delivered_at < FIRST_READ_DELIVER_EVERY)
+        return (
+            self._initial
+            and self.owner.on_progress is not None
+            and time.monotonic() - self._delivered_at < FIRST_READ_DELIVER_EVERY
+        )
 
     def _flush(self, first_read_done: bool = False) -> None:
         """Hand the gathered changes to the consumer (nothing is sent once stopping)."""

@@ -40,8 +40,15 @@ if TYPE_CHECKING:
 TRAINER_STATE = "trainer_state.json"
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 # Top-level fields worth handing to the rules as the run's config (the log has no args summary).
-CONFIG_FIELDS = ("max_steps", "logging_steps", "save_steps", "eval_steps", "num_train_epochs",
-                 "train_batch_size", "global_step")
+CONFIG_FIELDS = (
+    "max_steps",
+    "logging_steps",
+    "save_steps",
+    "eval_steps",
+    "num_train_epochs",
+    "train_batch_size",
+    "global_step",
+)
 _NOT_METRICS = frozenset({"step"})
 _SPLITS = (("eval_", "eval/"), ("test_", "test/"))
 SETTLE = 10.0  # seconds after its last change an invalid file is reported (before: still being written)
@@ -66,7 +73,7 @@ def tag_of(key: str) -> str:
     """The TensorBoard tag transformers' ``rewrite_logs`` makes of a log key."""
     for prefix, split in _SPLITS:
         if key.startswith(prefix):
-            return split + key[len(prefix):]
+            return split + key[len(prefix) :]
     return "train/" + key
 
 
@@ -313,7 +320,7 @@ KIND = SourceKind(
     output_dir=lambda directory: directory,
     rank=0,
     summary="no event files: read from the newest checkpoint's trainer_state.json (points up to that "
-    "checkpoint, timed by the checkpoint files; report_to=\"tensorboard\" logs every point live)",
+    'checkpoint, timed by the checkpoint files; report_to="tensorboard" logs every point live)',
     newest_only=True,
     quiet_hint="training stopped, or its checkpoints are far apart: see save_steps",
 )

@@ -89,7 +89,7 @@ class Backend(Protocol):
         """Stat one file (FileNotFoundError, PermissionError, `Unreachable`)."""
 
     def kind(self, path: str) -> str | None:
-        """"file", "directory", or None when nothing is there (never raises for a missing path)."""
+        """ "file", "directory", or None when nothing is there (never raises for a missing path)."""
 
     def open(self, path: str) -> FileHandle:
         """Open one file for ranged reads."""
@@ -221,7 +221,7 @@ def open_file(path: str) -> FileHandle:
 
 
 def kind(path: str) -> str | None:
-    """"file", "directory", or None when nothing is at ``path``."""
+    """ "file", "directory", or None when nothing is at ``path``."""
     return backend(path).kind(container(path))
 
 

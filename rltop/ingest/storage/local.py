@@ -75,7 +75,7 @@ class LocalBackend:
         return _file_stat(os.stat(path))
 
     def kind(self, path: str) -> str | None:
-        """"file", "directory", or None."""
+        """ "file", "directory", or None."""
         if os.path.isfile(path):
             return "file"
         if os.path.isdir(path):

@@ -178,7 +178,7 @@ class RemoteBackend:
         return file_stat(info)
 
     def kind(self, path: str) -> str | None:
-        """"file", "directory", or None when nothing is there (`Unreachable` propagates)."""
+        """ "file", "directory", or None when nothing is there (`Unreachable` propagates)."""
         try:
             info = self._info(path)
         except (FileNotFoundError, NotADirectoryError):

@@ -46,12 +46,16 @@ class ChartSources:
     def version(self) -> tuple:
         """Changes whenever something drawn changes."""
         overlays = [self.main, *self.others, *(self.members or [])]
-        return (tuple((o.run, o.color, series_version(o.series)) for o in overlays),
-                len(self.band) if self.band is not None else None, tuple(self.spans))
+        return (
+            tuple((o.run, o.color, series_version(o.series)) for o in overlays),
+            len(self.band) if self.band is not None else None,
+            tuple(self.spans),
+        )
 
 
-def metric_sources(session: Session, run: str, tag: str, options: ChartOptions,
-                   overlay: bool = True) -> ChartSources | None:
+def metric_sources(
+    session: Session, run: str, tag: str, options: ChartOptions, overlay: bool = True
+) -> ChartSources | None:
     """The chart of ``tag`` in ``run`` (``overlay``: with the other runs and the seed group)."""
     store_run = session.store.runs.get(run)
     series = store_run.series.get(tag) if store_run is not None else None
@@ -69,8 +73,11 @@ def metric_sources(session: Session, run: str, tag: str, options: ChartOptions,
     if not overlay:
         return sources
     names = [name for name in session.store.sorted_names() if name != run]
-    sources.candidates = [(name, session.display_name(name)) for name in names
-                          if len(session.store.runs[name].series.get(tag) or ())]
+    sources.candidates = [
+        (name, session.display_name(name))
+        for name in names
+        if len(session.store.runs[name].series.get(tag) or ())
+    ]
     group = group_of(session.seed_groups(), run)
     sources.group = group
     sources.picked = overlay_picks(run, options, group) & {name for name, _ in sources.candidates}

@@ -185,8 +185,11 @@ class CompletionsScreen(Screen):
                 body.append("\n\n")
             self._append_row(body, row)
         if len(rows) > MAX_SHOWN:
-            body.append(f"\n\n{MAX_SHOWN} of {len(rows)} shown: s sorts, u folds identical ones, / filters; "
-                        "rltop completions prints them all", style=self._style("dim"))
+            body.append(
+                f"\n\n{MAX_SHOWN} of {len(rows)} shown: s sorts, u folds identical ones, / filters; "
+                "rltop completions prints them all",
+                style=self._style("dim"),
+            )
         self._body.update(body)
 
     def _append_row(self, body: Text, row: CompletionRow) -> None:

@@ -216,8 +216,10 @@ class DashboardScreen(Screen):
             self.call_after_refresh(self._refocus, keep)
         elif self._focus_is_dead():
             self.call_after_refresh(self._initial_focus)
-        elif self._automatic_focus and isinstance(self.focused, AlertItem) and (
-            self._top_alert_key() != top_before
+        elif (
+            self._automatic_focus
+            and isinstance(self.focused, AlertItem)
+            and (self._top_alert_key() != top_before)
         ):
             # rltop put the cursor on the worst alert; a worse one arrived: the cursor follows it.
             self.call_after_refresh(self._initial_focus)
@@ -236,8 +238,13 @@ class DashboardScreen(Screen):
         self._follow_said = True
         names = sorted(set(session.display_names().values()))
         listed = ", ".join(visible(name) for name in names[:4]) + (", …" if len(names) > 4 else "")
-        self.notify(f"--follow {visible(wanted)}: no run matches it (yet); showing the worst run until one "
-                    f"does. Runs: {listed}", severity="warning", timeout=10, markup=False)
+        self.notify(
+            f"--follow {visible(wanted)}: no run matches it (yet); showing the worst run until one "
+            f"does. Runs: {listed}",
+            severity="warning",
+            timeout=10,
+            markup=False,
+        )
 
     async def _show_grid(self) -> None:
         """The charts of the shown run's key values, when the terminal is large enough."""
@@ -256,8 +263,9 @@ class DashboardScreen(Screen):
         for tag in tags[: shape[0] * shape[1]]:
             metric = view.metric(tag)
             value = format_short(metric.stats.last) if metric.stats.count else "–"
-            pieces.append(GridPiece(tag, metric.label, value, metric.level,
-                                    self.app.grid_chart(view.name, tag)))
+            pieces.append(
+                GridPiece(tag, metric.label, value, metric.level, self.app.grid_chart(view.name, tag))
+            )
         grid.display = True
         await grid.show(pieces, shape)
 
@@ -344,11 +352,13 @@ class DashboardScreen(Screen):
     def action_filter(self) -> None:
         """``/``: open the tag filter."""
         before = self.focused
-        self.query_one(FilterBar).open(self.filter_text, done=lambda text, pattern: self._filter_done(
-            text, pattern, before))
+        self.query_one(FilterBar).open(
+            self.filter_text, done=lambda text, pattern: self._filter_done(text, pattern, before)
+        )
 
-    def _filter_done(self, text: str, pattern: re.Pattern[str] | None,
-                     before: Widget | None) -> Widget | None:
+    def _filter_done(
+        self, text: str, pattern: re.Pattern[str] | None, before: Widget | None
+    ) -> Widget | None:
         """The bar closed: the final filter applies now. The cursor goes back to the card it was on
         if the filter leaves it (or to its alert when the filter was cleared), else to the first
         card left, else to the alerts."""

@@ -288,8 +288,12 @@ class DetailScreen(Screen):
         self._chart.set_cursor(float(x_values(sources.main.series, mode)[index]))
         main = sources.main
         drawn = [*(sources.members or [])[1:], *sources.others]
-        readout = build_readout((main.run, main.label, main.series, main.color if not sources.members else
-                                 "member"), [(o.run, o.label, o.series, o.color) for o in drawn], mode, index)
+        readout = build_readout(
+            (main.run, main.label, main.series, main.color if not sources.members else "member"),
+            [(o.run, o.label, o.series, o.color) for o in drawn],
+            mode,
+            index,
+        )
         group = {member.run for member in sources.members} if sources.members else None
         self._readout.show(readout, self._chart.palette(), mode, group)
 
@@ -310,11 +314,18 @@ class DetailScreen(Screen):
         if sources is None:
             self._chart.show(ChartData(version=("none", self.run_name, self.tag)))
         else:
-            self._chart.show(ChartData(
-                main=sources.main, others=sources.others, members=sources.members, band=sources.band,
-                spans=sources.spans, options=options, legend=bool(sources.others or sources.members),
-                version=(self.run_name, self.tag, sources.version(), options.key()),
-            ))
+            self._chart.show(
+                ChartData(
+                    main=sources.main,
+                    others=sources.others,
+                    members=sources.members,
+                    band=sources.band,
+                    spans=sources.spans,
+                    options=options,
+                    legend=bool(sources.others or sources.members),
+                    version=(self.run_name, self.tag, sources.version(), options.key()),
+                )
+            )
         self._show_cursor()
         series = sources.main.series if sources is not None else None
         config = run.config if run is not None else None
@@ -322,9 +333,20 @@ class DetailScreen(Screen):
 
     def _show_info(self, series, health, info: MetricInfo, config: dict | None) -> None:
         # After the chart's next paint: the caption says what the figure clipped and how it scaled.
-        self._info.update(detail_info(self.get_component_rich_style, series, health, self.tag, info,
-                                      self.options, self.sources, self._chart.figure, config,
-                                      self.app.session.engine.rules))
+        self._info.update(
+            detail_info(
+                self.get_component_rich_style,
+                series,
+                health,
+                self.tag,
+                info,
+                self.options,
+                self.sources,
+                self._chart.figure,
+                config,
+                self.app.session.engine.rules,
+            )
+        )
 
     def _show_title(self, info: MetricInfo, label: str, level: Level) -> None:
         style = self.get_component_rich_style(f"detail--{LEVEL_KEYS[level]}")
@@ -333,6 +355,8 @@ class DetailScreen(Screen):
         title.append(visible(label), style="bold")
         if info.title and info.title != info.key:
             title.append(f"  {visible(info.title)}", style=self.get_component_rich_style("detail--dim"))
-        title.append(f"  {visible(self.app.session.display_name(self.run_name))}",
-                     style=self.get_component_rich_style("detail--dim"))
+        title.append(
+            f"  {visible(self.app.session.display_name(self.run_name))}",
+            style=self.get_component_rich_style("detail--dim"),
+        )
         self._title.update(title)

@@ -47,11 +47,13 @@ class HelpScreen(ModalScreen[None]):
             yield Static(detail_keys)
             yield Static(Text("\nHealth levels", style="bold"))
             yield Static(levels)
-            yield Static(Text(
-                "\nThresholds come from the health rules (defaults, ~/.config/rltop/rules.toml, "
-                "--rules FILE). "
-                "Mouse: click to focus, double-click to open. Esc closes this help."
-            ))
+            yield Static(
+                Text(
+                    "\nThresholds come from the health rules (defaults, ~/.config/rltop/rules.toml, "
+                    "--rules FILE). "
+                    "Mouse: click to focus, double-click to open. Esc closes this help."
+                )
+            )
 
 
 def _key_table(keys: list[tuple[str, str]]) -> Table:

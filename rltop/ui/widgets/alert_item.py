@@ -195,6 +195,13 @@ def _classes(alert: AlertView) -> str:
 
 def shown_as(alert: AlertView) -> tuple:
     """What an alert displays: a change elsewhere (a finding's value, say) needs no repaint."""
-    return (alert.level, alert.live, alert.key, alert.message, alert.fold_note,
-            alert.finding.advice, alert.finding.active,
-            tuple((f.level, f.message, f.active) for f in alert.others))
+    return (
+        alert.level,
+        alert.live,
+        alert.key,
+        alert.message,
+        alert.fold_note,
+        alert.finding.advice,
+        alert.finding.active,
+        tuple((f.level, f.message, f.active) for f in alert.others),
+    )

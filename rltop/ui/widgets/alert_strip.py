@@ -64,14 +64,14 @@ class AlertStrip(VerticalScroll, can_focus=False):
                 await self.mount(Static(Text(calm_text), classes="alert-healthy"))
                 return
             await self.query_children(".alert-healthy").remove()
-            extra = items[len(alerts):]
+            extra = items[len(alerts) :]
             if focused in extra:
                 items[len(alerts) - 1].focus(scroll_visible=False)
             if extra:
                 await self.remove_children(extra)
             for item, alert in zip(items, alerts):
                 item.update_alert(alert)
-            new_items = [AlertItem(alert) for alert in alerts[len(items):]]
+            new_items = [AlertItem(alert) for alert in alerts[len(items) :]]
             if new_items:
                 await self.mount_all(new_items)
             self.apply_expansion()

@@ -38,8 +38,13 @@ class ChartReadout(Static):
         self.readout: Readout | None = None
         """What the line shows now."""
 
-    def show(self, readout: Readout | None, palette: Mapping[str, tuple[int, int, int]], mode: str,
-             group: set[str] | None = None) -> None:
+    def show(
+        self,
+        readout: Readout | None,
+        palette: Mapping[str, tuple[int, int, int]],
+        mode: str,
+        group: set[str] | None = None,
+    ) -> None:
         """Draw ``readout``; ``group``: the runs of the seed group drawn as a mean (their mean follows)."""
         self.readout = readout
         dim = self.get_component_rich_style("chart-readout--dim")

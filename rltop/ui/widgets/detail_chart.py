@@ -117,8 +117,9 @@ class DetailChart(Widget):
         if data.main is None or not len(data.main.series):
             return Text("no points yet", style=self.get_component_rich_style("detail-chart--axes"))
         columns = max(10, 2 * width)  # braille: two dots per cell
-        figure = build_figure(data.main, data.others, data.options, columns, data.band, data.spans,
-                              data.members, self.TICKS)
+        figure = build_figure(
+            data.main, data.others, data.options, columns, data.band, data.spans, data.members, self.TICKS
+        )
         ansi, canvas = render_figure(figure, width, height, self.palette(), data.legend)
         self.figure, self.canvas = figure, canvas
         # NO_COLOR needs nothing here: Textual's monochrome filter applies to the whole screen.

@@ -54,8 +54,9 @@ class HeaderBar(Widget):
             parts.append((1 if info.finished else 2, Text(info.step_text, style=step_style)))
         if info.age_text:
             age_style = "header-bar--stale" if info.stale else "header-bar--dim" if info.finished else ""
-            parts.append((2 if info.finished else 1,
-                          Text(info.age_text, style=style(age_style) if age_style else "")))
+            parts.append(
+                (2 if info.finished else 1, Text(info.age_text, style=style(age_style) if age_style else ""))
+            )
         if info.loading_text:
             parts.append((1, Text(info.loading_text, style=style("header-bar--flag"))))
         if info.paused_points is not None:
@@ -73,8 +74,10 @@ class HeaderBar(Widget):
         line = Text(no_wrap=True, overflow="crop")
         if info.level is not None:
             key = LEVEL_KEYS[info.level]
-            line.append(f"{LEVEL_ICONS[info.level]} {LEVEL_NAMES[info.level].upper()}",
-                        style=style(f"header-bar--{key}"))
+            line.append(
+                f"{LEVEL_ICONS[info.level]} {LEVEL_NAMES[info.level].upper()}",
+                style=style(f"header-bar--{key}"),
+            )
             line.append(" ")
         fleet = self._fleet(info.fleet, width)
         if self.content_size.height >= 2:
@@ -117,12 +120,13 @@ class HeaderBar(Widget):
         """``2 runs: 1 CRIT 1 WARN`` (compact: ``2 runs ✖1 ▲1``), each count in its level's colour."""
         style = self.get_component_rich_style
         text = Text()
-        for state, part in (compact_fleet_parts(fleet) if compact else fleet_parts(fleet)):
+        for state, part in compact_fleet_parts(fleet) if compact else fleet_parts(fleet):
             if len(text):
                 text.append(" ")
             level = state_level(state)
-            text.append(part, style=style(f"header-bar--{LEVEL_KEYS[level]}") if level else
-                        style("header-bar--dim"))
+            text.append(
+                part, style=style(f"header-bar--{LEVEL_KEYS[level]}") if level else style("header-bar--dim")
+            )
         return text
 
 

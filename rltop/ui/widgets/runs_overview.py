@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the rows are built by the session, after numpy is loaded
 
     Row = OverviewRow | GroupRow
 
+
 @dataclass(frozen=True)
 class Window:
     """The rows the overview shows, and whether a hint line counts the rows above / below them."""
@@ -140,10 +141,13 @@ class RunsOverview(Widget):
         warn = sum(row.level == Level.WARN for row in rows)
         rest = len(rows) - crit - warn
         line = Text(f" {arrow} ", no_wrap=True, overflow="crop", end="")
-        parts = [(f"+{crit} CRIT", style("runs-overview--crit")) if crit else None,
-                 (f"+{warn} WARN", style("runs-overview--warn")) if warn else None,
-                 (f"+{rest} more" if crit or warn else f"{rest} more runs", style("runs-overview--dim"))
-                 if rest else None]
+        parts = [
+            (f"+{crit} CRIT", style("runs-overview--crit")) if crit else None,
+            (f"+{warn} WARN", style("runs-overview--warn")) if warn else None,
+            (f"+{rest} more" if crit or warn else f"{rest} more runs", style("runs-overview--dim"))
+            if rest
+            else None,
+        ]
         for index, part in enumerate(part for part in parts if part is not None):
             if index:
                 line.append(" · ", style=style("runs-overview--dim"))
@@ -162,15 +166,22 @@ class RunsOverview(Widget):
         narrow = width < NARROW_WIDTH
         longest = max(cell_len(row.label) for row in self.rows)
         if narrow:  # the name gets what the step and age leave, never pushing them off the line
-            fixed = 2 + 1 + max(cell_len(_step(r, True)) for r in shown) + 1 + max(
-                cell_len(_age(r, True)) for r in shown)
+            fixed = (
+                2
+                + 1
+                + max(cell_len(_step(r, True)) for r in shown)
+                + 1
+                + max(cell_len(_age(r, True)) for r in shown)
+            )
             name_width = max(4, min(longest, width - fixed - 1))
         else:
             name_width = min(longest, max(8, int(width * NAME_SHARE)))
         step_width = max(cell_len(_step(row, narrow)) for row in shown)
         age_width = max(cell_len(_age(row, narrow)) for row in shown)
-        names = {label: pad_cells(fitted, name_width)  # distinct, cut between words
-                 for label, fitted in fit_paths([row.label for row in self.rows], name_width).items()}
+        names = {
+            label: pad_cells(fitted, name_width)  # distinct, cut between words
+            for label, fitted in fit_paths([row.label for row in self.rows], name_width).items()
+        }
         lines = [self._line(row, names[row.label], narrow, width, step_width, age_width) for row in shown]
         if window.above:
             lines.insert(0, self._hint(self.rows[:first], "↑", "above"))
@@ -181,11 +192,13 @@ class RunsOverview(Widget):
         text.overflow = "crop"
         return text
 
-    def _line(self, row: Row, name: str, narrow: bool, width: int, step_width: int,
-              age_width: int) -> Text:
+    def _line(self, row: Row, name: str, narrow: bool, width: int, step_width: int, age_width: int) -> Text:
         style = self.get_component_rich_style
-        level_style = style(f"runs-overview--{LEVEL_KEYS[row.level]}") if row.level is not None else style(
-            "runs-overview--dim")
+        level_style = (
+            style(f"runs-overview--{LEVEL_KEYS[row.level]}")
+            if row.level is not None
+            else style("runs-overview--dim")
+        )
         line = Text(no_wrap=True, overflow="crop", end="")
         line.append("▶" if row.selected else " ", style=style("runs-overview--selected"))
         if narrow:
@@ -200,8 +213,11 @@ class RunsOverview(Widget):
         if _is_group(row):
             age_style = style("runs-overview--dim")
         else:
-            age_style = style("runs-overview--stale") if row.stale else (
-                style("runs-overview--dim") if row.muted_age else Style())
+            age_style = (
+                style("runs-overview--stale")
+                if row.stale
+                else (style("runs-overview--dim") if row.muted_age else Style())
+            )
         line.append(pad_cells(_age(row, narrow), age_width), style=age_style)
         for label, value in row.values:  # a value without its name would say nothing: both or none
             if line.cell_len + 2 + cell_len(label) + 1 + cell_len(value) > width:

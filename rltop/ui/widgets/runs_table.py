@@ -50,5 +50,7 @@ class RunsTable(DataTable):
         if run.empty:
             return Text("empty")
         key = LEVEL_KEYS[run.level]
-        return Text(f"{LEVEL_ICONS[run.level]} {LEVEL_NAMES[run.level]}", style=self.get_component_rich_style(
-            f"runs-table--{key}"))
+        return Text(
+            f"{LEVEL_ICONS[run.level]} {LEVEL_NAMES[run.level]}",
+            style=self.get_component_rich_style(f"runs-table--{key}"),
+        )

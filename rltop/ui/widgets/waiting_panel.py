@@ -9,7 +9,7 @@ from rltop.view.text.safe import visible
 
 
 class WaitingPanel(Static):
-    """"Waiting for training logs under …" or the progress of the first read."""
+    """ "Waiting for training logs under …" or the progress of the first read."""
 
     def show_waiting(self, roots: list[str], note: str = "") -> None:
         """Say where rltop looks and how to make a trainer write there."""
@@ -17,12 +17,16 @@ class WaitingPanel(Static):
         text.append("Waiting for training logs\n\n", style="bold")
         text.append("rltop watches ")
         text.append(", ".join(visible(root) for root in roots) or ".", style="bold")
-        text.append(" and opens the dashboard as soon as a run writes its first events "
-                    "(events.out.tfevents.*), W&B run file (wandb/run-*/run-*.wandb) or trackio rows "
-                    "(<project>.db), or its first checkpoint (checkpoint-*/trainer_state.json).\n\n")
-        text.append("With TRL, pass report_to=\"tensorboard\", \"wandb\" or \"trackio\" (transformers 5 "
-                    "logs nowhere by default) and point rltop at the output_dir, the wandb folder or "
-                    "TRACKIO_DIR.")
+        text.append(
+            " and opens the dashboard as soon as a run writes its first events "
+            "(events.out.tfevents.*), W&B run file (wandb/run-*/run-*.wandb) or trackio rows "
+            "(<project>.db), or its first checkpoint (checkpoint-*/trainer_state.json).\n\n"
+        )
+        text.append(
+            'With TRL, pass report_to="tensorboard", "wandb" or "trackio" (transformers 5 '
+            "logs nowhere by default) and point rltop at the output_dir, the wandb folder or "
+            "TRACKIO_DIR."
+        )
         if note:
             text.append("\n\n" + visible(note))
         self.update(text)

@@ -163,8 +163,9 @@ def figure_range(main: Overlay, others: Sequence[Overlay], options: ChartOptions
     return None if extent is None else visible_range(extent, options)
 
 
-def cut_runs(main: Overlay, others: Sequence[Overlay],
-             options: ChartOptions) -> list[tuple[Overlay, float, float]]:
+def cut_runs(
+    main: Overlay, others: Sequence[Overlay], options: ChartOptions
+) -> list[tuple[Overlay, float, float]]:
     """(run, first x, last x) of each of ``others`` that reaches outside the x range before zoom:
     the runs the chart cuts to the shown run's range (empty with ``fit_all``)."""
     extent = chart_extent(main, others, options)
@@ -223,8 +224,10 @@ def build_figure(
     shown_main = _shown(main, mode, weight, low, high)
     shown_others = [_shown(o, mode, weight, low, high) for o in others]
     figure = Figure(x_mode=mode)
-    figure.cut = [(o.label, f"{x_text(first, mode)}–{x_text(last, mode)}")
-                  for o, first, last in cut_runs(main, overlaid, options)]
+    figure.cut = [
+        (o.label, f"{x_text(first, mode)}–{x_text(last, mode)}")
+        for o, first, last in cut_runs(main, overlaid, options)
+    ]
     cut_labels = dict(figure.cut)
     raw_values = shown_main.values
     drawn = [shown_main.values] if not group_view else []
@@ -235,8 +238,9 @@ def build_figure(
         figure.group = aligned_group(members, mode, weight, low, high, options.band)
         drawn += [figure.group.low, figure.group.high, figure.group.mean]
         drawn += [m for m in figure.group.members]
-    limits = robust_limits(scale.forward(np.concatenate(drawn)) if drawn else np.array([]),
-                           options.ignore_outliers)
+    limits = robust_limits(
+        scale.forward(np.concatenate(drawn)) if drawn else np.array([]), options.ignore_outliers
+    )
     if limits is None:
         figure.xlim = (low, high if high > low else low + 1.0)
         return figure
@@ -263,8 +267,9 @@ def build_figure(
         figure.traces.append(own)
     figure.thresholds = _threshold_traces(band, shown_main, scale, columns, figure)
     for shown in [shown_main, *shown_others]:
-        figure.marks += _non_finite_marks(shown, figure, columns, "crit" if shown is shown_main else
-                                          shown.overlay.color)
+        figure.marks += _non_finite_marks(
+            shown, figure, columns, "crit" if shown is shown_main else shown.overlay.color
+        )
     figure.spans = _spans(spans or [], main.series, mode, low, high)
     figure.xticks = x_ticks(figure.xlim[0], figure.xlim[1], mode, tick_counts[0])
     figure.yticks = y_ticks(ylow, yhigh, scale, tick_counts[1])
@@ -293,8 +298,9 @@ def _smoothed_within(shown: _Shown, scale: YScale, weight: float, ylim: tuple[fl
     return _Shown(shown.overlay, shown.x, shown.values, smooth[shown.start : end], shown.start)
 
 
-def _with_thresholds(limits: tuple[float, float], band: BandTrack | None, shown: _Shown,
-                     scale: YScale) -> tuple[float, float]:
+def _with_thresholds(
+    limits: tuple[float, float], band: BandTrack | None, shown: _Shown, scale: YScale
+) -> tuple[float, float]:
     """The y range, widened to the threshold lines near the data (a far one would flatten it)."""
     low, high = limits
     if band is None or not len(band):
@@ -393,15 +399,19 @@ def _group_traces(figure: Figure, scale: YScale, columns: int) -> None:
     else:
         band_x = x
     keep = np.isfinite(low) & np.isfinite(high)
-    figure.areas.append(Area(band_x[keep], _clip(low[keep], figure)[0], _clip(high[keep], figure)[0], "band",
-                             group.band_label))
+    figure.areas.append(
+        Area(
+            band_x[keep], _clip(low[keep], figure)[0], _clip(high[keep], figure)[0], "band", group.band_label
+        )
+    )
     mean = scale.forward(group.mean[picks])
     keep = np.isfinite(mean)
     figure.traces.append(Trace(x[picks][keep], _clip(mean[keep], figure)[0], "smooth", group.label, "mean"))
 
 
-def _threshold_traces(band: BandTrack | None, shown: _Shown, scale: YScale, columns: int,
-                      figure: Figure) -> list[Trace]:
+def _threshold_traces(
+    band: BandTrack | None, shown: _Shown, scale: YScale, columns: int, figure: Figure
+) -> list[Trace]:
     """The threshold lines along the shown points, only where they apply and within the y range."""
     if band is None or not len(shown.x):
         return []
@@ -432,8 +442,11 @@ def _non_finite_marks(shown: _Shown, figure: Figure, columns: int, color: str) -
         return []
     low, high = figure.ylim
     marks = []
-    for kind, mask, y, glyph in (("nan", np.isnan(values), high, "×"), ("inf", values == np.inf, high, "∞"),
-                                 ("-inf", values == -np.inf, low, "∞")):
+    for kind, mask, y, glyph in (
+        ("nan", np.isnan(values), high, "×"),
+        ("inf", values == np.inf, high, "∞"),
+        ("-inf", values == -np.inf, low, "∞"),
+    ):
         x = _one_per_column(shown.x[mask], figure.xlim, columns)
         if x.shape[0]:
             marks.append(Marks(x, np.full(x.shape[0], y), glyph, color, kind))
@@ -450,8 +463,9 @@ def _one_per_column(x: np.ndarray, xlim: tuple[float, float], columns: int) -> n
     return x[np.sort(first)]
 
 
-def _spans(spans: list[tuple[int, int, str]], series: Series, mode: str, low: float,
-           high: float) -> list[Span]:
+def _spans(
+    spans: list[tuple[int, int, str]], series: Series, mode: str, low: float, high: float
+) -> list[Span]:
     """Episodes as x ranges (steps mapped to the axis), cut to the visible range."""
     if not spans or not len(series):
         return []

@@ -47,16 +47,20 @@ def step_matrix(steps: Sequence[np.ndarray], values: Sequence[np.ndarray]) -> tu
 
     A member that logged one step twice contributes its last value there.
     """
-    union = np.unique(np.concatenate([np.asarray(s, dtype=np.int64) for s in steps])) if steps else \
-        np.empty(0, np.int64)
+    union = (
+        np.unique(np.concatenate([np.asarray(s, dtype=np.int64) for s in steps]))
+        if steps
+        else np.empty(0, np.int64)
+    )
     matrix = np.full((len(steps), union.shape[0]), np.nan)
     for row, (member_steps, member_values) in enumerate(zip(steps, values)):
         matrix[row, np.searchsorted(union, member_steps)] = member_values
     return union, matrix
 
 
-def aligned_group(members: list[Overlay], mode: str, weight: float, low: float, high: float,
-                  band: str) -> GroupLines:
+def aligned_group(
+    members: list[Overlay], mode: str, weight: float, low: float, high: float, band: str
+) -> GroupLines:
     """The group of ``members`` between ``low`` and ``high`` on the x axis of ``mode``."""
     series = [member.series for member in members]
     union, values = step_matrix([s.steps for s in series], [ema_debiased(s.values, weight) for s in series])
@@ -76,8 +80,14 @@ def aligned_group(members: list[Overlay], mode: str, weight: float, low: float, 
     lower, upper = np.where(spread, lower, np.nan), np.where(spread, upper, np.nan)
     keep = np.isfinite(x) & (x >= low) & (x <= high)
     return GroupLines(
-        x=x[keep], steps=union[keep], mean=mean[keep], low=lower[keep], high=upper[keep], std=std[keep],
-        count=count[keep], members=[row[keep] for row in values],
-        label=f"mean of {len(members)}", band_label=BAND_LABELS.get(band, band),
+        x=x[keep],
+        steps=union[keep],
+        mean=mean[keep],
+        low=lower[keep],
+        high=upper[keep],
+        std=std[keep],
+        count=count[keep],
+        members=[row[keep] for row in values],
+        label=f"mean of {len(members)}",
+        band_label=BAND_LABELS.get(band, band),
     )
-

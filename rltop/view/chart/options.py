@@ -49,7 +49,15 @@ class ChartOptions:
 
     def key(self) -> tuple:
         """Everything that changes the picture (for caches)."""
-        return (self.smoothing, self.x_mode, self.log_y, self.ignore_outliers, self.zoom, self.window,
-                self.group, self.band, tuple(sorted((run, tuple(sorted(picked)))
-                                                    for run, picked in self.overlays.items())),
-                self.fit_all)
+        return (
+            self.smoothing,
+            self.x_mode,
+            self.log_y,
+            self.ignore_outliers,
+            self.zoom,
+            self.window,
+            self.group,
+            self.band,
+            tuple(sorted((run, tuple(sorted(picked))) for run, picked in self.overlays.items())),
+            self.fit_all,
+        )

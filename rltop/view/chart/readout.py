@@ -94,8 +94,9 @@ def last_point_at(series: Series, mode: str, x: float) -> int | None:
     return index if index >= 0 else None
 
 
-def build_readout(main: tuple[str, str, Series, str], others: list[tuple[str, str, Series, str]], mode: str,
-                  index: int) -> Readout:
+def build_readout(
+    main: tuple[str, str, Series, str], others: list[tuple[str, str, Series, str]], mode: str, index: int
+) -> Readout:
     """The readout with the cursor on point ``index`` of ``main`` ((run, label, series, colour) each)."""
     run, label, series, color = main
     step = int(series.steps[index])
@@ -115,5 +116,6 @@ def _entry(run: str, label: str, series: Series, color: str, index: int | None, 
         return ReadoutEntry(run, label, color, None, None, "–", False)
     value = float(series.values[index])
     point_step = int(series.steps[index])
-    return ReadoutEntry(run, label, color, point_step, value, format_value(value, series.single_precision),
-                        point_step == step)
+    return ReadoutEntry(
+        run, label, color, point_step, value, format_value(value, series.single_precision), point_step == step
+    )

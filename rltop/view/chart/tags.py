@@ -14,8 +14,9 @@ from rltop.view.fleet import KEY_GROUP
 from rltop.view.run_view import RunView
 
 
-def chart_tags(view: RunView, matches: Callable[[str], bool] = lambda tag: True,
-               notes: bool = False) -> list[str]:
+def chart_tags(
+    view: RunView, matches: Callable[[str], bool] = lambda tag: True, notes: bool = False
+) -> list[str]:
     """The tags to chart, in order (``matches``: the tag filter; ``notes``: also tags with notes only)."""
     tags: list[str] = []
     for group, rows in view.groups:

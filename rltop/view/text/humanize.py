@@ -8,8 +8,15 @@ from __future__ import annotations
 
 from rltop.model.durations import format_duration, iso_utc, utc_text
 
-__all__ = ["age_text", "format_duration", "format_rate", "format_staleness", "format_utc", "iso_utc",
-           "plural"]
+__all__ = [
+    "age_text",
+    "format_duration",
+    "format_rate",
+    "format_staleness",
+    "format_utc",
+    "iso_utc",
+    "plural",
+]
 
 
 def format_utc(timestamp: float | None) -> str:

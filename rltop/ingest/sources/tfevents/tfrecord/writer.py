@@ -50,8 +50,9 @@ def _field_varint(number: int, value: int) -> bytes:
     return _varint(number << 3) + _varint(value)
 
 
-def encode_event(wall_time: float, step: int, summary_value: bytes | None = None,
-                 file_version: str | None = None) -> bytes:
+def encode_event(
+    wall_time: float, step: int, summary_value: bytes | None = None, file_version: str | None = None
+) -> bytes:
     """One serialised ``Event`` with at most one summary value."""
     out = bytes([1 << 3 | 1]) + _DOUBLE.pack(wall_time)
     if step:
@@ -103,13 +104,15 @@ class EventWriter:
 
     def add_scalar(self, tag: str, value: float, step: int, wall_time: float | None = None) -> None:
         """Write one scalar point."""
-        self._write(encode_event(time.time() if wall_time is None else wall_time, step,
-                                 scalar_value(tag, value)))
+        self._write(
+            encode_event(time.time() if wall_time is None else wall_time, step, scalar_value(tag, value))
+        )
 
     def add_text(self, tag: str, text: str, step: int = 0, wall_time: float | None = None) -> None:
         """Write one text summary under exactly ``tag`` (no ``/text_summary`` suffix is added)."""
-        self._write(encode_event(time.time() if wall_time is None else wall_time, step,
-                                 text_value(tag, text)))
+        self._write(
+            encode_event(time.time() if wall_time is None else wall_time, step, text_value(tag, text))
+        )
 
     def flush(self) -> None:
         """Make everything written so far visible to readers."""
