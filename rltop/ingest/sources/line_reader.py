@@ -18,7 +18,7 @@ from typing import Protocol
 
 from rltop.ingest import storage
 from rltop.ingest.reading import Columns, Decoded, ReadResult, points_of, skipped_message
-from rltop.ingest.storage import FileHandle, FileStat, Unreachable
+from rltop.ingest.storage import Unreachable
 
 DEFAULT_WINDOW = 4 << 20
 MAX_LINE = 64 << 20  # a longer line is skipped without being held in memory
@@ -127,7 +127,9 @@ class LineFileReader:
             with storage.open_file(self.path) as handle:
                 stat = handle.stat()
                 result.mtime = stat.mtime
-                reason = self._restart_reason(handle, stat)
+                reason = storage.restart_reason(
+                    handle, stat, self._identity, self._checked, self._seen, self._head
+                )
                 if reason is not None:
                     result.problems.append(f"{self.path}: file {reason}; reading it again from the start")
                     self.reset()
@@ -217,18 +219,6 @@ class LineFileReader:
                 f"{self.path}: its last line is not finished ({self.pending_bytes} bytes at byte "
                 f"{self.offset}, no newline yet); not read"
             )
-        return None
-
-    def _restart_reason(self, handle: FileHandle, stat: FileStat) -> str | None:
-        """Why what was read no longer describes the file (None when it still does)."""
-        if self._checked is None:
-            return None
-        if stat.identity != self._identity:
-            return "was replaced"
-        if stat.size < self._seen:
-            return "shrank"
-        if self._head and stat.version != self._checked and handle.read(0, len(self._head)) != self._head:
-            return "was rewritten"
         return None
 
 

@@ -104,6 +104,27 @@ class Backend(Protocol):
 DEFAULT_REMOTE_POLL = 10.0  # seconds between polls of a remote path (each poll stats the active files)
 
 
+def restart_reason(
+    handle: FileHandle, stat: FileStat, read_identity: object, read_version: object, seen: int, head: bytes
+) -> str | None:
+    """Why what a reader took from a file no longer describes it (None when it still does, or when
+    nothing was read yet: ``read_version`` None). ``read_identity`` and ``read_version`` are the
+    file's identity and version at the last read, ``seen`` the largest size taken in, ``head`` its
+    first bytes as read."""
+    if read_version is None:
+        return None
+    if stat.identity != read_identity:
+        return "was replaced"
+    if stat.size < seen:
+        return "shrank"
+    # Truncated and rewritten past the old size between two reads keeps the inode and grows: only
+    # the first bytes (a new writer's first record) tell. A file whose version (mtime, ETag) did not
+    # change was not written at all: an idle poll reads nothing.
+    if head and stat.version != read_version and handle.read(0, len(head)) != head:
+        return "was rewritten"
+    return None
+
+
 def scheme(path: str) -> str:
     """The URL scheme of ``path`` (``"s3"``, ``"simplecache::s3"``), or ``""`` for a local path."""
     found = _URL.match(path)

@@ -76,7 +76,9 @@ class WandbFileReader:
         try:
             with storage.open_file(self.path) as handle:
                 stat = handle.stat()
-                reason = self._restart_reason(handle, stat)
+                reason = storage.restart_reason(
+                    handle, stat, self._identity, self._checked, self._seen, self._head
+                )
                 if reason is not None:
                     result.problems.append(f"{self.path}: file {reason}; reading it again from the start")
                     self.reset()
@@ -274,18 +276,6 @@ class WandbFileReader:
                 f"{self.path}: file ends inside a record ({self.pending_bytes} bytes at byte "
                 f"{self.offset}); not read"
             )
-        return None
-
-    def _restart_reason(self, handle: FileHandle, stat: FileStat) -> str | None:
-        """Why what was read no longer describes the file (None when it still does)."""
-        if self._checked is None:
-            return None
-        if stat.identity != self._identity:
-            return "was replaced"
-        if stat.size < self._seen:
-            return "shrank"
-        if self._head and stat.version != self._checked and handle.read(0, len(self._head)) != self._head:
-            return "was rewritten"
         return None
 
 

@@ -85,7 +85,9 @@ class EventFileReader:
         try:
             with storage.open_file(self.path) as handle:
                 stat = handle.stat()
-                reason = self._restart_reason(handle, stat.identity, stat.size, stat.version)
+                reason = storage.restart_reason(
+                    handle, stat, self._identity, self._checked, self._seen, self._head
+                )
                 if reason is not None:
                     result.problems.append(f"{self.path}: file {reason}; reading it again from the start")
                     self.reset()
@@ -258,21 +260,6 @@ class EventFileReader:
                 f"{self.path}: corrupt data at byte {self._open_damage} "
                 f"({self._seen - self._open_damage} bytes, to the end of the file); skipped"
             )
-        return None
-
-    def _restart_reason(self, handle: FileHandle, identity: object, size: int, version: object) -> str | None:
-        """Why what was read no longer describes the file (None when it still does)."""
-        if self._checked is None:
-            return None
-        if identity != self._identity:
-            return "was replaced"
-        if size < self._seen:
-            return "shrank"
-        # Truncated and rewritten past the old size between two reads keeps the inode and grows:
-        # only the first bytes (a new writer's first record and wall time) tell. A file whose
-        # version (mtime, ETag) did not change was not written at all: an idle poll reads nothing.
-        if self._head and version != self._checked and handle.read(0, len(self._head)) != self._head:
-            return "was rewritten"
         return None
 
     def reset(self) -> None:
