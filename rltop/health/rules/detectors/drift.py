@@ -105,9 +105,8 @@ class LengthCollapse(Detector):
             message += ": the policy writes less and less without doing the task better"
             advice = (
                 "Look at the latest completions (empty, a bare answer, one repeated string?); a KL penalty "
-                "summed "
-                "over tokens or a length penalty can pay for writing nothing: lower it, add a format or "
-                "correctness reward, and resume from a checkpoint before the fall."
+                "summed over tokens or a length penalty can pay for writing nothing: lower it, add a format "
+                "or correctness reward, and resume from a checkpoint before the fall."
             )
         return detector_finding(
             level,
@@ -139,8 +138,7 @@ class ScoreBehindShaping(Detector):
         "the score lost ≥ {critical} of its size",
         "as long as it holds",
         "the optimiser serves the shaping (a KL penalty, a length or format bonus) instead of the task: a "
-        "real "
-        "veRL collapse's score fell -0.52 -> -0.95 while its penalised reward rose -18.8 -> -1.7",
+        "real veRL collapse's score fell -0.52 -> -0.95 while its penalised reward rose -18.8 -> -1.7",
     )
 
     def judge(
@@ -163,9 +161,8 @@ class ScoreBehindShaping(Detector):
         )
         advice = (
             "Lower the KL coefficient or the shaping term that dominates (a KL penalty summed over tokens "
-            "pays "
-            "for "
-            "short completions), check the completions, and resume from a checkpoint before the score turned."
+            "pays for short completions), check the completions, and resume from a checkpoint before the "
+            "score turned."
         )
         value = float(signals.finite_upto(score)[1][-1])
         return detector_finding(
@@ -216,9 +213,7 @@ class GradNormRise(Detector):
             message += f"; {score.tag} {verb} meanwhile ({num(trend.start)} → {num(trend.end)})"
         advice = (
             "Updates grow as the policy drifts: lower the learning rate, check max_grad_norm / grad_clip, "
-            "and "
-            "look "
-            "for a collapse starting (completion lengths, entropy, the score)."
+            "and look for a collapse starting (completion lengths, entropy, the score)."
         )
         level = Level.CRITICAL if critical else Level.WARN
         return detector_finding(
