@@ -109,6 +109,9 @@ class _RunState:
     acks: dict[str, int] = field(default_factory=dict)
     # The run-level detectors' findings and the view they were judged on (see detector_horizon).
     detected: tuple[tuple, list[Finding]] | None = None
+    # (concept, split) -> the lowest catalogue rank among the run's tags of it (`_preferred_ranks`):
+    # a tag of that concept with a higher rank is a twin, shown but not judged.
+    preferred: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def episodes(self, rule: str) -> list[tuple[Level, int, int]]:
         """Every episode (closed, and the current one) of ``rule`` on any tag, as raw levels."""
@@ -147,7 +150,7 @@ class HealthEngine:
                 or tag_state.purged != series.purged
                 or len(series) < tag_state.seen
             ):
-                tag_state = state.tags[tag] = self._new_tag(tag, series, state.context, run)
+                tag_state = state.tags[tag] = self._new_tag(tag, series, state.context, state.preferred)
             if len(series) > tag_state.seen:
                 self._feed(tag_state, state.context)
                 fed.add(tag)
@@ -231,27 +234,30 @@ class HealthEngine:
 
     @staticmethod
     def _update_kind(state: _RunState, run: Run) -> bool:
-        """Re-detect the trainer when the tag set grew; True when the kind changed.
+        """Re-detect the trainer (and which spelling of each concept is judged) when the tag set
+        grew; True when the kind changed.
 
         The tags tell PPO from GRPO; RLOO logs GRPO's tags, so only its config tells it apart.
         """
         if len(run.series) == state.tag_count:
             return False
         state.tag_count = len(run.series)
+        state.preferred = _preferred_ranks(run)
         kind = trainer_kind(run.series)
         calibration = state.context.calibration
         guessed = calibration.guess_kind()
         if calibration.named_kind or kind == "unknown" or (kind == "GRPO" and guessed == "RLOO"):
             kind = guessed  # the config's own word (adv_estimator) beats the tags'
-
         changed = kind != state.context.kind
         state.context.kind = kind
         return changed
 
-    def _new_tag(self, tag: str, series: Series, context: Context, run: Run) -> _TagState:
+    def _new_tag(
+        self, tag: str, series: Series, context: Context, preferred: dict[tuple[str, str], int]
+    ) -> _TagState:
         info = describe(tag)
         slots = []
-        if _has_preferred_twin(info, run):
+        if info.concept and spelling_rank(info.key) > preferred.get((info.concept, info.split), 1 << 31):
             return _TagState(series, info, slots, purged=series.purged)  # judged once, on its twin
         for rule in TAG_RULES:
             params = self.rules[rule.name]
@@ -327,18 +333,17 @@ class HealthEngine:
         state.band = tuple(band)  # type: ignore[assignment]
 
 
-def _has_preferred_twin(info: MetricInfo, run: Run) -> bool:
-    """True when ``run`` logs the same concept, same split, under a spelling the catalogue prefers:
-    veRL's ``response_length/mean`` and ``response_length_non_aborted/mean`` are one measurement,
-    judged once (on the first), so one collapse never counts as two findings."""
-    if not info.concept:
-        return False
-    rank = spelling_rank(info.key)
-    for other in run.series:
-        twin = describe(other)
-        if twin.concept == info.concept and twin.split == info.split and spelling_rank(twin.key) < rank:
-            return True
-    return False
+def _preferred_ranks(run: Run) -> dict[tuple[str, str], int]:
+    """(concept, split) -> the lowest catalogue rank among the run's tags of that concept: veRL's
+    ``response_length/mean`` and ``response_length_non_aborted/mean`` are one measurement, judged
+    once (on the spelling the catalogue lists first), so one collapse never counts as two findings."""
+    best: dict[tuple[str, str], int] = {}
+    for tag in run.series:
+        info = describe(tag)
+        if info.concept:
+            key = (info.concept, info.split)
+            best[key] = min(best.get(key, 1 << 31), spelling_rank(info.key))
+    return best
 
 
 def _tag_levels(state: _RunState, findings: list[Finding]) -> dict[str, Level]:

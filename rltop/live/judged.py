@@ -19,11 +19,10 @@ from rltop.model.run import Store
 
 @dataclass
 class Applied:
-    """What one batch did to the store: the runs it touched, the ones that appeared, and the ones
-    that went away or were reloaded (their derived state must be dropped by the consumer too)."""
+    """What one batch did to the store: the runs it touched, and the ones that went away or were
+    reloaded (their derived state must be dropped by the consumer too)."""
 
     touched: set[str] = field(default_factory=set)
-    appeared: set[str] = field(default_factory=set)
     gone: set[str] = field(default_factory=set)
 
 
@@ -57,7 +56,6 @@ class JudgedStore:
             event.run for event in batch.events if event.run is not None and event.run in self.store.runs
         )
         reloaded = {event.run for event in batch.events if event.kind == RELOADED and event.run is not None}
-        applied.appeared = set(self.store.runs) - before
         applied.gone = (before - set(self.store.runs)) | reloaded
         for name in applied.gone:
             self.forget(name)
