@@ -32,9 +32,18 @@ from rltop.ui.follow_focus import redirect_key
 from rltop.ui.key_bindings import bindings
 from rltop.ui.logic.keys import DASHBOARD_KEYS
 from rltop.ui.logic.repaint import RepaintSchedule, plan_repaint
-from rltop.ui.messages import LiveBatch, OpenCompletions, ReadProgress, WatcherFailed
+from rltop.ui.messages import (
+    Acknowledge,
+    FilterChanged,
+    LiveBatch,
+    OpenCompletions,
+    OpenDetail,
+    ReadProgress,
+    WatcherFailed,
+)
 from rltop.ui.palette import palette_commands
 from rltop.ui.screens.dashboard import DashboardScreen
+from rltop.ui.widgets.runs_overview import RunsOverview
 from rltop.view.chart.options import ChartOptions
 from rltop.view.text.safe import visible
 from rltop.view.text.sentences import calm_sentence, empty_sentence
@@ -378,6 +387,10 @@ class RltopApp(App[int]):
         # meanwhile (a burst: "/kl", Enter then q) goes on to the widget focused now.
         redirect_key(self.screen, event)
 
+    @on(OpenDetail)
+    def _open_detail(self, message: OpenDetail) -> None:
+        self.open_detail(message.tag)
+
     def open_detail(self, tag: str) -> None:
         """Show the detail screen of ``tag`` in the current run."""
         from rltop.ui.screens.detail import DetailScreen  # plotext and the chart code load on first use
@@ -401,7 +414,7 @@ class RltopApp(App[int]):
 
     @on(OpenCompletions)
     def _open_completions(self, message: OpenCompletions) -> None:
-        self.open_completions(message.step, message.tag)
+        self.open_completions(message.step, message.tag, message.run)
 
     def grid_chart(self, run: str, tag: str) -> ChartData:
         """What the dashboard grid's chart of ``tag`` draws: the run alone, with its thresholds."""
@@ -420,6 +433,10 @@ class RltopApp(App[int]):
             version=(run, tag, sources.version(), options.key()),
         )
 
+    @on(Acknowledge)
+    def _acknowledge(self, message: Acknowledge) -> None:
+        self.acknowledge(message.tag)
+
     def acknowledge(self, tag: str | None) -> None:
         """Un-latch the criticals of ``tag`` that are over, then repaint."""
         if self.session is None:
@@ -431,9 +448,10 @@ class RltopApp(App[int]):
         """The dashboard's metric order with the filter applied (detail screen's n/N)."""
         return self.dashboard.visible_tags()
 
-    def filter_changed(self, text: str) -> None:
+    @on(FilterChanged)
+    def _filter_changed(self, message: FilterChanged) -> None:
         """The dashboard's filter changed: the header shows it."""
-        self.filter_text = text
+        self.filter_text = message.text
         self._show_header()
 
     def action_help(self) -> None:
@@ -503,6 +521,10 @@ class RltopApp(App[int]):
         name = self.session.cycle(direction) if self.session is not None else None
         if name is not None:
             await self.switch_run(name)
+
+    @on(RunsOverview.Chosen)
+    async def _run_chosen(self, message: RunsOverview.Chosen) -> None:
+        await self.switch_run(message.run)
 
     async def switch_run(self, name: str) -> None:
         """Show ``name``, keeping the focused metric when the run has it."""

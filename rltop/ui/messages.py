@@ -53,7 +53,30 @@ class OpenCompletions(Message):
     screen (the cursor's step).
     """
 
-    def __init__(self, step: int | None = None, tag: str | None = None) -> None:
+    def __init__(self, step: int | None = None, tag: str | None = None, run: str | None = None) -> None:
         super().__init__()
         self.step = step
         self.tag = tag  # the metric it was opened from (the title says so)
+        self.run = run  # None: the run the dashboard shows
+
+
+class Acknowledge(Message):
+    """``a``: un-latch the criticals of ``tag`` (None: of the whole run) that are over."""
+
+    def __init__(self, tag: str | None) -> None:
+        super().__init__()
+        self.tag = tag
+
+
+class FilterChanged(Message):
+    """The dashboard's tag filter changed: the header shows it, the detail screen's n/N follow it."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class CursorMovedByUser(Message):
+    """A key or a click moved the cursor: from now on it stays where the user put it (rltop no longer
+    moves it to a worse alert). The move itself is made at once by the widget (`Screen.set_focus`),
+    so a burst of keys moves key by key; only this note travels up."""

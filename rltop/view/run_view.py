@@ -65,6 +65,8 @@ class RunView:
     """What the run is read from and why, when that is worth saying (``Run.source_note``)."""
     exit_code: int | None = None
     """How the training process ended, when its source recorded it (`Run.exit_code`: W&B's exit record)."""
+    has_completions: bool = False
+    """The run logged completions (TRL ``log_completions``): Enter on an alert opens them."""
 
     @property
     def resumed_at(self) -> int | None:
@@ -194,4 +196,5 @@ def build_run_view(
         source=run.source,
         source_note=run.source_note,
         exit_code=run.exit_code,
+        has_completions=bool(run.completions),
     )

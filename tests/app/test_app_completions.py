@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from helpers.paths import FIXTURES
-from helpers.ui import preloaded_app, wait_until
+from helpers.ui import focus_as_user, preloaded_app, wait_until
 from helpers.ui import screen_text as raw_screen_text
 
 from rltop.ui.app import RltopApp
@@ -40,7 +40,7 @@ async def settled(pilot) -> None:
 def alert(app, rule: str) -> AlertItem:
     """The alert of ``rule``, focused as the user would (the dashboard no longer moves the cursor)."""
     item = next(item for item in app.dashboard.query(AlertItem) if item.finding.rule == rule)
-    app.dashboard.focus_now(item)
+    focus_as_user(app, item)
     return item
 
 

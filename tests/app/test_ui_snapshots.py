@@ -14,7 +14,7 @@ import time
 
 import pytest
 from helpers.paths import FIXTURES
-from helpers.ui import preloaded_app, seeded_and_resumed, wait_until, write_run
+from helpers.ui import focus_as_user, preloaded_app, seeded_and_resumed, wait_until, write_run
 
 from rltop.ui.screens.detail import DetailScreen
 
@@ -184,7 +184,7 @@ def test_completions_opened_from_the_entropy_collapse_alert(snap_compare):
         await _settled(pilot)
         app = pilot.app
         item = next(i for i in app.dashboard.query(AlertItem) if i.finding.rule == "entropy_collapse")
-        app.dashboard.focus_now(item)  # as a user's key does: the dashboard leaves the cursor there
+        focus_as_user(app, item)  # as a user's key does: the dashboard leaves the cursor there
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, CompletionsScreen))
         screen = app.screen

@@ -85,6 +85,14 @@ def seeded_and_resumed(root: Path) -> list[str]:
     return list(layout)
 
 
+def focus_as_user(app, widget) -> None:
+    """Put the cursor on ``widget`` as a user's key does: at once, and rltop leaves it there."""
+    from rltop.ui.messages import CursorMovedByUser
+
+    app.dashboard.set_focus(widget)
+    widget.post_message(CursorMovedByUser())
+
+
 async def burst(pilot, *keys: str) -> None:
     """Send ``keys`` all at once, as key auto-repeat or a paste does, then wait until they are handled.
 

@@ -29,7 +29,7 @@ from rltop.ui.logic.grid_layout import alert_lines, grid_shape, no_grid_reason
 from rltop.ui.logic.header_info import HeaderInfo
 from rltop.ui.logic.keys import DASHBOARD_KEYS
 from rltop.ui.logic.tag_filter import matches
-from rltop.ui.messages import OpenCompletions, OpenDetail
+from rltop.ui.messages import Acknowledge, CursorMovedByUser, FilterChanged, OpenCompletions
 from rltop.ui.widgets.alert_item import AlertItem
 from rltop.ui.widgets.alert_strip import AlertStrip
 from rltop.ui.widgets.chart_grid import ChartGrid, GridPiece
@@ -202,7 +202,7 @@ class DashboardScreen(Screen):
         self._say_unmatched_follow()
         keep = focus_tag if switched else None
         top_before = self._top_alert_key()
-        await self.alerts.show(run.alerts, calm_text)
+        await self.alerts.show(run.alerts, calm_text, run.has_completions)
         self._shown_view = run
         await self._show_grid()
         await self.board.show(run.groups, keep)
@@ -340,14 +340,11 @@ class DashboardScreen(Screen):
 
     # -- keys and messages -------------------------------------------------------------------------
 
-    def note_user_focus(self) -> None:
+    @on(CursorMovedByUser)
+    def _user_moved_cursor(self, event: CursorMovedByUser) -> None:
         """The user moved the cursor: from now on it stays where they put it."""
+        event.stop()
         self._automatic_focus = False
-
-    def focus_now(self, widget: Widget) -> None:
-        """Move the focus at once (not after the queued events: a burst of keys moves key by key)."""
-        self.note_user_focus()
-        self.set_focus(widget)
 
     def action_filter(self) -> None:
         """``/``: open the tag filter."""
@@ -392,7 +389,7 @@ class DashboardScreen(Screen):
 
     def action_acknowledge(self) -> None:
         """``a``: clear the focused metric's latched criticals that are over (red until seen)."""
-        self.app.acknowledge(self.focused_tag)
+        self.post_message(Acknowledge(self.focused_tag))
 
     def action_clear_filter(self) -> None:
         """Esc on the dashboard: drop the filter."""
@@ -410,7 +407,7 @@ class DashboardScreen(Screen):
         self._show_filter_status()
         if self._shown_view is not None:
             self.call_later(self._show_grid)
-        self.app.filter_changed(text)  # the header and the detail screen's metric order follow
+        self.post_message(FilterChanged(text))  # the header and the detail screen's metric order follow
 
     def _show_filter_status(self) -> None:
         """``5 of 31 tags`` in the filter bar; on the board, what to do when nothing matches."""
@@ -422,33 +419,6 @@ class DashboardScreen(Screen):
             return  # the app is shutting down
         empty = f"no tag matches /{visible(text)}/ — Esc clears" if text and total and not shown else ""
         self.board.show_empty_note(empty)
-
-    @on(OpenDetail)
-    def _open_detail(self, event: OpenDetail) -> None:
-        event.stop()
-        self.app.open_detail(event.tag)
-
-    @on(RunsOverview.Chosen)
-    async def _run_chosen(self, event: RunsOverview.Chosen) -> None:
-        event.stop()
-        await self.app.switch_run(event.run)
-
-    @on(MetricBoard.LeftTop)
-    def _board_top(self) -> None:
-        items = self.alerts.items
-        if items:
-            self.focus_now(items[-1])
-
-    def move_from_alert(self, item: AlertItem, direction: int) -> None:
-        """Up/down on an alert: the neighbouring alert, or the first card below the last alert."""
-        items = self.alerts.items
-        index = items.index(item) + direction
-        if 0 <= index < len(items):
-            self.focus_now(items[index])
-        elif direction > 0:
-            first = self.board.first_card()
-            if first is not None:
-                self.focus_now(first)
 
     def visible_tags(self) -> list[str]:
         """The tags of the cards the filter leaves, in display order."""

@@ -26,6 +26,7 @@ from rltop.ui.key_bindings import bindings
 from rltop.ui.logic.chart_sources import ChartSources, metric_sources
 from rltop.ui.logic.keys import DETAIL_KEYS
 from rltop.ui.logic.levels import LEVEL_KEYS
+from rltop.ui.messages import OpenCompletions
 from rltop.ui.screens.detail_info import detail_info
 from rltop.ui.widgets.chart_readout import ChartReadout
 from rltop.ui.widgets.detail_chart import ChartData, DetailChart
@@ -103,7 +104,7 @@ class DetailScreen(Screen):
         """``e``: what the policy wrote at the cursor's step (or the nearest logged step)."""
         index = self._cursor_index()
         step = int(self.sources.main.series.steps[index]) if index is not None else None
-        self.app.open_completions(step, self.tag, self.run_name)
+        self.post_message(OpenCompletions(step, self.tag, self.run_name))
 
     def action_scroll_info(self, lines: int) -> None:
         """Arrows/j/k scroll the explanation below the chart."""

@@ -18,7 +18,7 @@ from textual.widget import Widget
 from rltop.health.findings import Finding
 from rltop.ui.follow_focus import KeyOrigin
 from rltop.ui.logic.levels import LEVEL_CLASSES
-from rltop.ui.messages import OpenCompletions, OpenDetail
+from rltop.ui.messages import CursorMovedByUser, OpenCompletions, OpenDetail
 from rltop.view.alerts import AlertView
 from rltop.view.text.headline import fit_alert
 from rltop.view.text.marks import LEVEL_ICONS, LEVEL_NAMES, NOTE_ICON, NOTE_NAME
@@ -26,6 +26,9 @@ from rltop.view.text.safe import visible
 
 PAST_CLASS = "-past"
 
+
+CARD_SELECTOR = "MetricCard"
+"""The cards below the alerts, by CSS type name (the card module loads numpy; this one must not)."""
 
 NAME_ROOM = 32
 """Cells the closed line keeps for the message (which starts with the metric's name) before it
@@ -51,6 +54,8 @@ class AlertItem(KeyOrigin, Widget, can_focus=True):
         self.alert = alert
         self.expanded = expanded
         """Show the whole message and the advice even without focus."""
+        self.run_has_completions = False
+        """Set by the strip from the run's view: Enter opens the completions instead of the detail."""
 
     @property
     def finding(self) -> Finding:
@@ -146,10 +151,8 @@ class AlertItem(KeyOrigin, Widget, can_focus=True):
         self.refresh(layout=not self.expanded)
 
     def has_completions(self) -> bool:
-        """The alert's run logged completions (TRL ``log_completions``)."""
-        session = getattr(self.app, "session", None)
-        run = session.store.runs.get(self.finding.run) if session is not None else None
-        return run is not None and bool(run.completions)
+        """The alert's run logged completions (TRL ``log_completions``): the strip says so."""
+        return self.run_has_completions
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Enter is "Completions" on an alert of a run with completions, "Detail" on the others."""
@@ -172,15 +175,29 @@ class AlertItem(KeyOrigin, Widget, can_focus=True):
         self.post_message(OpenCompletions(self.finding.step, self.finding.tag))
 
     def action_move(self, direction: int) -> None:
-        """Up/down: the screen knows the neighbours (other alerts, then the metric cards)."""
-        mover = getattr(self.screen, "move_from_alert", None)
-        if mover is not None:
-            mover(self, direction)
+        """Up/down: the neighbouring alert; below the last one, the first metric card.
+
+        The focus moves at once (`Screen.set_focus`), counted from where the focus *is*: keys of a
+        burst queued behind this one then move on from there, key by key. The alerts and then the
+        cards are the screen's focus chain, so "below the last alert" is the next card in it.
+        """
+        screen = self.screen
+        current = screen.focused if isinstance(screen.focused, AlertItem) else self
+        chain = screen.focus_chain
+        alerts = [widget for widget in chain if isinstance(widget, AlertItem)]
+        index = alerts.index(current) + direction if current in alerts else -1
+        if 0 <= index < len(alerts):
+            screen.set_focus(alerts[index])
+        elif direction > 0:
+            cards = set(screen.query(CARD_SELECTOR))
+            first_card = next((widget for widget in chain if widget in cards), None)
+            if first_card is not None:
+                screen.set_focus(first_card)
+                first_card.scroll_visible(animate=False)
+        self.post_message(CursorMovedByUser())
 
     def on_click(self, event: Click) -> None:
-        noted = getattr(self.screen, "note_user_focus", None)
-        if noted is not None:
-            noted()
+        self.post_message(CursorMovedByUser())
         self.focus()
         if event.chain >= 2:  # a double click does what Enter does
             if self.has_completions():

@@ -39,8 +39,9 @@ class AlertStrip(VerticalScroll, can_focus=False):
         """The alerts shown, in display order."""
         return list(self._alerts)
 
-    async def show(self, alerts: list[AlertView], calm_text: str) -> None:
+    async def show(self, alerts: list[AlertView], calm_text: str, has_completions: bool = False) -> None:
         """Display ``alerts`` (already in order); focus follows the alert it was on.
+        ``has_completions``: the run logged completions, which Enter on an alert then opens.
 
         Removals and mounts are awaited: focus must never be left on an alert that is about to be
         removed (keys sent to a detached widget are lost, and the app would stop answering).
@@ -51,6 +52,7 @@ class AlertStrip(VerticalScroll, can_focus=False):
             self._alerts = alerts
             for item, alert in zip(self.items, alerts):
                 item.alert = alert
+            self._say_completions(has_completions)
             return
         self._alerts, self._calm_text = alerts, calm_text
         self.set_class(bool(alerts), "-alerts")
@@ -74,12 +76,22 @@ class AlertStrip(VerticalScroll, can_focus=False):
             new_items = [AlertItem(alert) for alert in alerts[len(items) :]]
             if new_items:
                 await self.mount_all(new_items)
+            self._say_completions(has_completions)
             self.apply_expansion()
         if focused_key is not None:
             keys = [alert.key for alert in alerts]
             if focused_key in keys:
                 widgets = items[: len(alerts)] + new_items
                 self.call_after_refresh(widgets[keys.index(focused_key)].focus)
+
+    def _say_completions(self, has_completions: bool) -> None:
+        """Tell the alerts whether their run has completions; the footer's Enter follows."""
+        changed = False
+        for item in self.items:
+            changed |= item.run_has_completions != has_completions
+            item.run_has_completions = has_completions
+        if changed and self.screen.focused in self.items:
+            self.screen.refresh_bindings()
 
     def apply_expansion(self) -> None:
         """Expand the most severe live alert, unless another alert has the focus."""

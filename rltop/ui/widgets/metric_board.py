@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.message import Message
 from textual.widgets import Static
 
 from rltop.ui.logic.narrow import NARROW_FIXED
 from rltop.ui.logic.tag_filter import matches
+from rltop.ui.messages import CursorMovedByUser
+from rltop.ui.widgets.alert_item import AlertItem
 from rltop.ui.widgets.metric_group import MetricGroup
 from rltop.view.names import metric_labels
 from rltop.view.text.cells import cell_len
@@ -61,9 +62,6 @@ class MetricBoard(VerticalScroll, can_focus=False):
         Binding("home,g", "move('first')", "First", show=False),
         Binding("end,G", "move('last')", "Last", show=False),
     ]
-
-    class LeftTop(Message):
-        """Up was pressed on the first row: the screen may move focus to the alerts."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -276,15 +274,15 @@ class MetricBoard(VerticalScroll, can_focus=False):
             next_row = row_index + (1 if direction == "down" else -1)
             if 0 <= next_row < len(rows):
                 target = rows[next_row][min(column, len(rows[next_row]) - 1)]
-            elif direction == "up":
-                self.post_message(self.LeftTop())
+            elif direction == "up":  # above the first row: the last alert (the focus chain's order)
+                alerts = [widget for widget in self.screen.focus_chain if isinstance(widget, AlertItem)]
+                if alerts:
+                    self.screen.set_focus(alerts[-1])
+                    self.post_message(CursorMovedByUser())
         if target is not None:
             self._focus_now(target)
 
     def _focus_now(self, card: MetricCard) -> None:
-        mover = getattr(self.screen, "focus_now", None)
-        if mover is not None:
-            mover(card)
-        else:
-            self.screen.set_focus(card)
+        self.screen.set_focus(card)
         card.scroll_visible(animate=False)
+        self.post_message(CursorMovedByUser())
