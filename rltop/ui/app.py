@@ -113,6 +113,8 @@ class RltopApp(App[int]):
         self._paused_points = 0
         self.filter_text = ""
         self.waiting_note = ""
+        self._follow_said = False
+        """``--follow NAME`` matched no run once the first read was complete, and that was said."""
         self._watcher = None
         self._flush_timer: Timer | None = None
         self.repaints = RepaintSchedule(last_whole=time.monotonic())
@@ -315,6 +317,29 @@ class RltopApp(App[int]):
             calm = "✔ " + calm_sentence(len(view.rows))
         self.dashboard.show_overview(self._overview_rows())
         await self.dashboard.show_run(view, calm, focus_tag or self.dashboard.focused_tag)
+        self._say_unmatched_follow()
+
+    def _say_unmatched_follow(self) -> None:
+        """``--follow NAME`` that no run matches once the first read is complete: said once (the
+        worst run is shown meanwhile; a run that matches later still takes over)."""
+        session = self.session
+        if self._follow_said or not session.caught_up:
+            return
+        from rltop.ui.session import FOLLOW_MODES  # loaded with the session (numpy): not before it
+
+        wanted = session.follow
+        if wanted in FOLLOW_MODES or session.find_run(wanted) is not None:
+            return
+        self._follow_said = True
+        names = sorted(set(session.display_names().values()))
+        listed = ", ".join(visible(name) for name in names[:4]) + (", …" if len(names) > 4 else "")
+        self.notify(
+            f"--follow {visible(wanted)}: no run matches it (yet); showing the worst run until one "
+            f"does. Runs: {listed}",
+            severity="warning",
+            timeout=10,
+            markup=False,
+        )
 
     def _show_progress(self) -> None:
         """The first read's progress: points read so far, on the waiting screen or in the header."""

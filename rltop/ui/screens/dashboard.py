@@ -75,8 +75,6 @@ class DashboardScreen(Screen):
         self.grid_hidden = False
         """``c`` turned the chart grid off."""
         self._shown_view: RunView | None = None
-        self._follow_said = False
-        """``--follow NAME`` matched no run once the first read was complete, and that was said."""
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="header")
@@ -199,7 +197,6 @@ class DashboardScreen(Screen):
         switched = run.name != self.shown_run
         self.shown_run = run.name
         self.show_overview(self._overview_rows)
-        self._say_unmatched_follow()
         keep = focus_tag if switched else None
         top_before = self._top_alert_key()
         await self.alerts.show(run.alerts, calm_text, run.has_completions)
@@ -223,28 +220,6 @@ class DashboardScreen(Screen):
         ):
             # rltop put the cursor on the worst alert; a worse one arrived: the cursor follows it.
             self.call_after_refresh(self._initial_focus)
-
-    def _say_unmatched_follow(self) -> None:
-        """``--follow NAME`` that no run matches once the first read is complete: said once (the
-        worst run is shown meanwhile; a run that matches later still takes over)."""
-        session = getattr(self.app, "session", None)
-        if self._follow_said or session is None or not session.caught_up:
-            return
-        from rltop.ui.session import FOLLOW_MODES  # loaded with the session (numpy): not before it
-
-        wanted = session.follow
-        if wanted in FOLLOW_MODES or session.find_run(wanted) is not None:
-            return
-        self._follow_said = True
-        names = sorted(set(session.display_names().values()))
-        listed = ", ".join(visible(name) for name in names[:4]) + (", …" if len(names) > 4 else "")
-        self.notify(
-            f"--follow {visible(wanted)}: no run matches it (yet); showing the worst run until one "
-            f"does. Runs: {listed}",
-            severity="warning",
-            timeout=10,
-            markup=False,
-        )
 
     async def _show_grid(self) -> None:
         """The charts of the shown run's key values, when the terminal is large enough."""
