@@ -34,7 +34,7 @@ import numpy as np
 from rltop.health.calibration import Calibration
 from rltop.health.engine import RunHealth
 from rltop.health.findings import Finding, Level
-from rltop.health.rules.stall import is_finished
+from rltop.health.rules.stall import run_finished
 from rltop.model.run import Run
 
 FINDING, ESCALATION, RECOVERY, FINISH, STALL = "finding", "escalation", "recovery", "finish", "stall"
@@ -247,4 +247,4 @@ def _active_by_rule(health: RunHealth) -> dict[str, _Active]:
 
 
 def _finished(run: Run) -> bool:
-    return is_finished(run, Calibration.from_config(run.config))
+    return run_finished(run, Calibration.from_config(run.config))

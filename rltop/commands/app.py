@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rltop.commands.alert_options import add_alert_options, alert_settings
@@ -12,6 +13,7 @@ from rltop.commands.common import EXIT_OK, UsageError, add_filters, add_paths, d
 if TYPE_CHECKING:  # Textual loads only when the dashboard runs (`rltop --help` stays instant)
     from textual.app import App
 
+    from rltop.model.run import Store
     from rltop.ui.app import RltopApp
 
 NAME = "app"
@@ -131,8 +133,13 @@ def _exit_from_thread(app: App) -> None:
         app.call_from_thread(app.exit)
 
 
-def make_app(args: argparse.Namespace) -> RltopApp:
-    """Validate everything that can be wrong before the screen is taken over, then build the app."""
+def make_app(
+    args: argparse.Namespace, *, store: Store | None = None, clock: Callable[[], float] | None = None
+) -> RltopApp:
+    """Validate everything that can be wrong before the screen is taken over, then build the app.
+
+    ``store`` and ``clock`` are for tests and screenshots: a store shown as it is (no watcher) and
+    a fixed clock; everything else comes from the command line, as for a user."""
     from rltop.health.settings import load_rules
     from rltop.ingest.follow.discovery import check_paths
     from rltop.ui.app import RltopApp
@@ -164,6 +171,8 @@ def make_app(args: argparse.Namespace) -> RltopApp:
         follow=follow,
         screenshot_dir=screenshots,
         alerts=alerts,
+        store=store,
+        **({"clock": clock} if clock is not None else {}),
     )
 
 

@@ -6,12 +6,15 @@ Output is flushed after each batch. Runs appearing, deleted runs, damaged files 
 to polling are reported on stderr, never mixed into the data. Ctrl-C or SIGTERM end it with
 exit code 0; a path that does not exist is exit code 2. A directory with no event files yet is
 fine: tail says once where it looks and waits for training to start.
+
+A run that stops logging while tail follows it is said on stderr with the dashboard's words and
+levels: the health engine's stall rule, read from what tail kept of each run (`rltop.live.activity`:
+no points), once per level and pause.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import queue
 import signal
@@ -29,6 +32,7 @@ from rltop.commands.common import (
     add_paths,
     add_poll,
     add_raw,
+    add_rules,
     error_line,
     install_stop_signals,
     note,
@@ -37,6 +41,7 @@ from rltop.commands.common import (
 
 if TYPE_CHECKING:  # imported for real inside run(): `rltop --help` stays instant
     from rltop.ingest.feed import ChangeBatch, PointsBatch
+    from rltop.live.activity import ActivityLog
 
 NAME = "tail"
 CHUNK_LINES = 8192  # lines formatted and written at a time (a stop request is checked between)
@@ -50,13 +55,15 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="print every point, then new points as training writes them",
         description="Print every scalar point already written, then each new point as it is written, "
         "one line each (keys/columns run, tag, step, wall_time, value, as in `rltop export`), until "
-        "Ctrl-C. Warnings and run changes go to stderr. Waits when no event file exists yet.",
+        "Ctrl-C. Warnings and run changes go to stderr, and so does a followed run that stops logging "
+        "(the dashboard's stall rule; --rules sets it). Waits when no event file exists yet.",
     )
     add_paths(parser)
     add_format(parser, ("jsonl", "csv"))
     add_filters(parser)
     add_poll(parser)
     add_raw(parser, "names")
+    add_rules(parser)
     return parser
 
 
@@ -67,7 +74,7 @@ class _Interrupted(Exception):
 class _Tail:
     """The main-thread side of ``rltop tail``: takes batches from the watcher and prints them."""
 
-    def __init__(self, fmt: str, raw: bool = False) -> None:
+    def __init__(self, fmt: str, raw: bool = False, activity: ActivityLog | None = None) -> None:
         self.fmt = fmt
         self.raw = raw  # exact names (by default control characters in them are escaped)
         self.stop = threading.Event()
@@ -76,6 +83,10 @@ class _Tail:
         self.directories: dict[str, str] = {}
         """Run -> its directory, from the "new run" events: what the runs' display names are made of."""
         self._names: dict[str, str] = {}
+        self.activity = activity
+        """What the stall rule reads of each run (None: stalls are not said)."""
+        self.live: set[str] = set()
+        """Runs that grew while tail followed them: only those can stall (an old run is not news)."""
 
     def on_signal(self, signum: int, frame: object) -> None:
         """SIGINT/SIGTERM: stop after the current line; abandon a write that is stuck."""
@@ -91,27 +102,34 @@ class _Tail:
             except queue.Empty:
                 if not alive():
                     return False
+                self.say_stalls()
                 continue
             self.show(batch)
+            self.say_stalls()
         return True
+
+    def say_stalls(self, now: float | None = None) -> None:
+        """Each followed run whose stall level rose (the engine's rule), on stderr, by its display name."""
+        if self.activity is None or not self.live:
+            return
+        from rltop.model.names import display_message
+
+        for finding in self.activity.stalls(time.time() if now is None else now, self.live):
+            warn(display_message(finding.message, "", "", finding.run, self.display_name(finding.run)))
+            sys.stderr.flush()
 
     def show(self, batch: ChangeBatch) -> None:
         """Events on stderr, then the points on stdout, flushed."""
-        from rltop.ingest.feed import APPEARED, FALLBACK, REACHABLE, RELOADED, SESSION, STALLED, WAITING
+        from rltop.ingest.feed import APPEARED, FALLBACK, REACHABLE, RELOADED, SESSION, WAITING
 
+        if self.activity is not None:
+            grew = self.activity.apply(batch)
+            if not batch.initial:
+                self.live |= grew
         for event in batch.events:
             if event.kind == APPEARED and event.run is not None and event.directory:
                 self.directories[event.run] = event.directory
                 self._names = {}
-            if event.kind == STALLED and event.run is not None:
-                # The run as the dashboard and the snapshot call it, not its path (the points
-                # on stdout keep the exact name).
-                event = dataclasses.replace(
-                    event,
-                    message=event.message.replace(
-                        f"run {event.run}:", f"run {self.display_name(event.run)}:", 1
-                    ),
-                )
             # A reload follows the reader's warning about the file: a note that the run's points
             # come again, not a second warning.
             if event.kind in (WAITING, FALLBACK, RELOADED, SESSION, REACHABLE) or (
@@ -164,7 +182,10 @@ class _Tail:
 
 def run(args: argparse.Namespace) -> int:
     """Follow the paths until Ctrl-C or SIGTERM."""
-    tail = _Tail(args.format, args.raw)
+    from rltop.health.settings import load_rules
+    from rltop.live.activity import ActivityLog
+
+    tail = _Tail(args.format, args.raw, ActivityLog(load_rules(args.rules)["stall"]))
     previous = install_stop_signals(tail.on_signal)
     watcher = None
     try:

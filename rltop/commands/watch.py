@@ -158,12 +158,10 @@ class _Watch:
 
     def take(self, batch: ChangeBatch) -> None:
         """Apply a batch; say what happened to the files (never mixed into the JSON on stdout)."""
-        from rltop.ingest.feed import APPEARED, FALLBACK, REACHABLE, RELOADED, REMOVED, STALLED, WAITING
+        from rltop.ingest.feed import APPEARED, FALLBACK, REACHABLE, RELOADED, REMOVED, WAITING
 
         self.judged.apply(batch)
         for event in batch.events:
-            if event.kind == STALLED:
-                continue  # the health engine's stall rule reports stalls, as an event
             if event.kind == APPEARED:
                 if not batch.initial:
                     self.log.note(event.message)

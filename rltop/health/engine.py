@@ -22,7 +22,7 @@ from rltop.health.rules.base import NO_BAND, Band, Context, Rule, SlotState
 from rltop.health.rules.detectors import detector_horizon, judge_run
 from rltop.health.rules.mismatch import fold_mismatch
 from rltop.health.rules.non_finite import NonFiniteCount, count_non_finite, fold_incident, non_finite_finding
-from rltop.health.rules.stall import judge_stall, next_stall_change
+from rltop.health.rules.stall import Activity, gap_window, judge_stall, next_stall_change
 from rltop.health.settings import RuleParams, Rules
 from rltop.health.verdicts import judge_slot
 from rltop.model.catalog import MetricInfo, describe, spelling_rank, trainer_kind
@@ -162,7 +162,9 @@ class HealthEngine:
         findings = [finding for tag_state in state.tags.values() for finding in tag_state.findings]
         findings.extend(self._detect(state, run))
         if now is not None:
-            stall = judge_stall(run, now, self.rules[STALL.name], state.context.calibration, findings)
+            params = self.rules[STALL.name]
+            activity = Activity.of_run(run, gap_window(int(params["gap_points"])))
+            stall = judge_stall(activity, now, params, state.context.calibration, findings)
             if stall is not None:
                 findings.append(stall)
         findings.sort(key=_worst_first)
@@ -180,7 +182,9 @@ class HealthEngine:
 
     def next_stall_change(self, run: Run, now: float) -> float | None:
         """When ``run``'s stall verdict can next change without new points (None: not before)."""
-        return next_stall_change(run, now, self.rules[STALL.name], self._state(run).context.calibration)
+        params = self.rules[STALL.name]
+        activity = Activity.of_run(run, gap_window(int(params["gap_points"])))
+        return next_stall_change(activity, now, params, self._state(run).context.calibration)
 
     def _detect(self, state: _RunState, run: Run) -> list[Finding]:
         """The run-level detectors' findings, judged again only when their view of the run moved."""

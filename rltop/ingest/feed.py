@@ -34,7 +34,6 @@ class EventKind(str, Enum):
 
     APPEARED = "appeared"  # a run was found (at start or later)
     REMOVED = "removed"  # its directory was deleted: consumers drop the run
-    STALLED = "stalled"  # a run that was live in this session has written nothing for a while
     FILE_ERROR = "file_error"  # a file or directory could not be read, was truncated or replaced
     FALLBACK = "fallback"  # native file events unavailable: the watcher polls instead (said once)
     WAITING = "waiting"  # no event file under the paths yet: the watcher waits for them (said once)
@@ -49,14 +48,12 @@ class EventKind(str, Enum):
 
     @property
     def severity(self) -> str:
-        """``"warning"`` for what lost or may lose points (a file error), ``"notice"`` for a run that
-        went quiet, ``"info"`` for the rest."""
-        if self is EventKind.FILE_ERROR:
-            return "warning"
-        return "notice" if self is EventKind.STALLED else "info"
+        """``"warning"`` for what lost or may lose points (a file error), ``"info"`` for the rest
+        (a run that went quiet is the health engine's stall rule, not an event of the files)."""
+        return "warning" if self is EventKind.FILE_ERROR else "info"
 
 
-APPEARED, REMOVED, STALLED = EventKind.APPEARED, EventKind.REMOVED, EventKind.STALLED
+APPEARED, REMOVED = EventKind.APPEARED, EventKind.REMOVED
 FILE_ERROR, FALLBACK, WAITING = EventKind.FILE_ERROR, EventKind.FALLBACK, EventKind.WAITING
 RELOADED, SESSION, REACHABLE = EventKind.RELOADED, EventKind.SESSION, EventKind.REACHABLE
 EVENT_KINDS = tuple(EventKind)
@@ -175,12 +172,15 @@ class ChangeBatch:
     session_steps: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
     # run name -> settings the source itself holds (trainer_state.json's max_steps…): `Run.source_config`
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # run name -> (source kind, note, label): what the run is read from and why (`Run.source`…)
-    sources: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    # run name -> (source kind, note, label, quiet hint): what the run is read from and why
+    # (`Run.source`…), and why such files may go quiet (`Run.quiet_hint`)
+    sources: dict[str, tuple[str, str, str, str]] = field(default_factory=dict)
     # run name -> what its completions folder gained or lost (`Run.completions`, an index only)
     completions: dict[str, CompletionsUpdate] = field(default_factory=dict)
     time: float = field(default_factory=time.time)  # when the watcher produced the batch
     initial: bool = False  # part of the first read of what was already on disk
+    # read while following, after the first read: its points arrived at `time` (`Run.last_arrival_time`)
+    live: bool = False
     caught_up: bool = False  # the last batch of that first read (may be empty): live from here on
     # (points, runs) that first reads still hold back for a later batch, when this one went out
     # (None: not told; see `rltop.ingest.follow.watcher`, ``on_progress``)
@@ -344,9 +344,9 @@ def apply_batch(store: Store, batch: ChangeBatch, consume: bool = False) -> Chan
                 store.run(event.run, event.directory or "")
         elif event.kind == APPEARED and event.run is not None:
             store.run(event.run, event.directory or "")
-    for name, (kind, note, label) in batch.sources.items():
+    for name, (kind, note, label, hint) in batch.sources.items():
         run = store.run(name, batch.changed_runs.get(name, ""))
-        run.source, run.source_note, run.source_label = kind, note, label
+        run.source, run.source_note, run.source_label, run.quiet_hint = kind, note, label, hint
     for name, directory in batch.changed_runs.items():
         run = store.run(name, directory)
         run.touch(batch.change_times.get(name, batch.time))
@@ -381,6 +381,9 @@ def apply_batch(store: Store, batch: ChangeBatch, consume: bool = False) -> Chan
         )
         key = (points.run, points.tag)
         first_index[key] = min(first, first_index.get(key, first))
+    if batch.live:
+        for run in runs.values():
+            run.last_arrival_time = batch.time
     changes.extend((run, tag, first) for (run, tag), first in first_index.items())
     return changes
 

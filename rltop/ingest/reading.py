@@ -149,7 +149,6 @@ class ReadResult:
     more: bool = False  # the file holds more than this call could use (call again)
     restarted: bool = False  # the source was rewritten: the run must be read anew (RELOADED)
     large_next: bool = False  # the next call reads one large record (publish these points first)
-    cadence: float | None = None  # seconds between the source's writes, when it tells (checkpoint times)
     mtime: float | None = None  # the file's modification time as this read saw it (saves a stat)
 
 

@@ -61,11 +61,17 @@ class Run:
     source: str = "tfevents"
     source_note: str = ""
     source_label: str = ""
+    quiet_hint: str = ""
+    """Why the run's kind of files may go quiet while training goes on (its writer buffers…): the
+    stall rule's advice says it (each source kind has its own)."""
     # Settings the source itself holds (trainer_state.json: max_steps, logging_steps…).
     source_config: dict[str, Any] | None = None
     # Wall time (from the events) of the newest point, and local time of the last file change:
     # together they tell "no new point for 7 min" from "the writer buffers" (see docs/guide/sources.md).
     last_point_wall_time: float | None = None
+    last_arrival_time: float | None = None
+    """Local time new points last arrived while rltop watched (None: only what was on disk at start):
+    points that keep arriving are news, whatever the trainer's clock dated them."""
     last_change_time: float | None = None
     # What the policy wrote: TRL's completions/*.parquet of the run's output_dir, as an index only
     # (the rows are read from the files when asked: `rltop.ingest.sources.completions.read_step`).

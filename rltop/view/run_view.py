@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rltop.health.calibration import Calibration
 from rltop.health.findings import Finding, Level
-from rltop.health.rules.stall import is_finished
+from rltop.health.rules.stall import run_finished
 from rltop.model.catalog import group_tags, trainer_kind
 from rltop.model.names import display_name as path_text
 from rltop.model.run import Run
@@ -177,7 +177,7 @@ def build_run_view(
         kind=(health.kind if health is not None and health.kind else trainer_kind(run.series)),
         level=Level(health.level) if health is not None else Level.OK,
         empty=empty,
-        finished=not empty and is_finished(run, Calibration.from_config(config)),
+        finished=not empty and run_finished(run, Calibration.from_config(config)),
         last_step=run.last_step,
         points=run.scalar_count(),
         last_point_wall_time=run.last_point_wall_time,

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from helpers.live import records, write_hook
-from helpers.ui import wait_until
+from helpers.ui import cli_app, wait_until
 
-from rltop.alerts.settings import AlertSettings
 from rltop.health.engine import RunHealth
 from rltop.health.findings import Level
 from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 from rltop.ui.alerting import title_text
-from rltop.ui.app import RltopApp
 
 
 def verdict(level: Level, empty: bool = False) -> RunHealth:
@@ -28,12 +26,11 @@ def test_title_text():
 async def test_hook_bell_and_title_from_the_live_dashboard_even_when_paused(tmp_path):
     hook, calls, _env = write_hook(tmp_path)
     logs = tmp_path / "logs"
-    settings = AlertSettings(command=str(hook), bell=True, title=True)
     with EventWriter(logs / "grpo") as writer:
         for step in range(1, 6):
             writer.add_scalar("train/loss", 1.0 + step / 10, step)
         writer.flush()
-        app = RltopApp([str(logs)], theme="rltop-dark", poll=0.2, alerts=settings)
+        app = cli_app(str(logs), "--theme", "rltop-dark", "--poll", "0.2", "--on-alert", str(hook))
         async with app.run_test(size=(100, 30)) as pilot:
             await wait_until(pilot, lambda: app.dashboard.board.card("train/loss") is not None)
             await wait_until(pilot, lambda: app._alerts.shown_title == "● rltop: ok")
@@ -60,7 +57,7 @@ async def test_a_failing_hook_is_a_toast(tmp_path):
             writer.add_scalar("train/loss", 1.0, step)
         writer.add_scalar("train/loss", float("nan"), 6)
         writer.flush()
-        app = RltopApp([str(logs)], theme="rltop-dark", alerts=AlertSettings(command=str(hook)))
+        app = cli_app(str(logs), "--theme", "rltop-dark", "--on-alert", str(hook))
         async with app.run_test(size=(120, 30)) as pilot:
 
             def toasts() -> list[str]:

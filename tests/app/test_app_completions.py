@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 from helpers.paths import FIXTURES
-from helpers.ui import focus_as_user, preloaded_app, wait_until
+from helpers.ui import cli_app, focus_as_user, preloaded_app, wait_until
 from helpers.ui import screen_text as raw_screen_text
 
-from rltop.ui.app import RltopApp
 from rltop.ui.screens.completions import CompletionsScreen
 from rltop.ui.screens.detail import DetailScreen
 from rltop.ui.widgets.alert_item import AlertItem
@@ -175,7 +174,7 @@ async def test_parquet_files_appearing_while_the_app_runs(tmp_path, poll):
 
     for path in files[:2]:
         write(path)
-    app = RltopApp([str(out)], theme="rltop-dark", poll=poll)
+    app = cli_app(str(out), "--theme", "rltop-dark", *(["--poll", str(poll)] if poll else []))
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_until(pilot, lambda: app.session is not None and app.session.current is not None)
         run = app.store.runs[app.session.current]

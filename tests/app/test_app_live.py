@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 
-from helpers.ui import screen_lines, screen_text, wait_until
+from helpers.ui import cli_app, screen_lines, screen_text, wait_until
 
 from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
-from rltop.ui.app import RltopApp
 from rltop.ui.screens.detail import DetailScreen
 from rltop.ui.widgets.metric_card import MetricCard
 
@@ -17,7 +16,7 @@ async def test_waits_for_the_first_run_then_shows_points_from_a_real_writer(tmp_
 
     logs = tmp_path / "logs"
     logs.mkdir()
-    app = RltopApp([str(logs)], theme="rltop-dark")
+    app = cli_app(str(logs), "--theme", "rltop-dark")
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_until(pilot, lambda: "Waiting for training logs" in screen_text(app))
         assert str(logs) in screen_text(app).replace("\n", "")
@@ -52,7 +51,7 @@ async def test_pause_freezes_the_screen_while_points_keep_arriving_in_polling_mo
     with EventWriter(logs / "run") as writer:
         writer.add_scalar("train/loss", 1.0, 1)
         writer.flush()
-        app = RltopApp([str(logs)], theme="rltop-dark", poll=0.2)
+        app = cli_app(str(logs), "--theme", "rltop-dark", "--poll", "0.2")
         async with app.run_test(size=(100, 30)) as pilot:
             await wait_until(pilot, lambda: app.dashboard.board.card("train/loss") is not None)
             # The header is painted on the next refresh after the first card: wait for it.
@@ -79,7 +78,7 @@ async def test_escape_sequences_and_markup_in_names_and_config_are_shown_literal
         for step in range(1, 4):
             writer.add_scalar(EVIL_TAG, float(step), step)
         writer.add_scalar(EVIL_TAG, float("nan"), 4)  # also a finding whose message names the tag
-    app = RltopApp([str(tmp_path)], theme="rltop-dark")
+    app = cli_app(str(tmp_path), "--theme", "rltop-dark")
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_until(pilot, lambda: app.dashboard.board.card(EVIL_TAG) is not None)
         await pilot.pause(0.2)
@@ -110,7 +109,7 @@ async def test_the_first_read_shows_the_progress_the_watcher_tells(tmp_path, mon
     monkeypatch.setattr(watcher_module.Watcher, "start", lambda self: started.append(self))
     logs = tmp_path / "logs"
     logs.mkdir()
-    app = RltopApp([str(logs)], theme="rltop-dark")
+    app = cli_app(str(logs), "--theme", "rltop-dark")
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_until(pilot, lambda: started)
         teller = threading.Thread(target=started[0].on_progress, args=(1_234_567, 4))  # as the watcher does

@@ -11,6 +11,7 @@ import time
 import pytest
 from helpers.ui import (
     burst,
+    cli_app,
     notifications,
     preloaded_app,
     screen_lines,
@@ -22,7 +23,6 @@ from helpers.ui import (
 
 from rltop.health.findings import Finding, Level
 from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
-from rltop.ui.app import RltopApp
 from rltop.ui.widgets.alert_item import AlertItem
 
 
@@ -100,7 +100,7 @@ async def test_a_run_that_becomes_critical_is_announced_and_highlighted(tmp_path
         doomed.add_scalar("train/loss", 1.0 / step, step)
     healthy.flush()
     doomed.flush()
-    app = RltopApp([str(logs)], theme="rltop-dark", poll=0.2, follow="calm")
+    app = cli_app(str(logs), "--theme", "rltop-dark", "--poll", "0.2", "--follow", "calm")
     try:
         async with app.run_test(size=(100, 30)) as pilot:
             await wait_until(
@@ -130,7 +130,7 @@ async def test_a_run_that_becomes_critical_is_announced_and_highlighted(tmp_path
 async def test_q_on_the_waiting_screen_exits_0_and_keys_never_land_in_a_hidden_filter(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()
-    app = RltopApp([str(logs)], theme="rltop-dark", poll=0.2)
+    app = cli_app(str(logs), "--theme", "rltop-dark", "--poll", "0.2")
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: "Waiting for training logs" in screen_text(app))
         assert app.focused is None
@@ -140,7 +140,7 @@ async def test_q_on_the_waiting_screen_exits_0_and_keys_never_land_in_a_hidden_f
         assert app.dashboard.filter_text == "" and all(card.display for card in app.dashboard.board.cards)
         assert "/ratio/" not in screen_lines(app)[0]
     (tmp_path / "empty").mkdir()
-    app = RltopApp([str(tmp_path / "empty")], theme="rltop-dark")
+    app = cli_app(str(tmp_path / "empty"), "--theme", "rltop-dark")
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: "Waiting for training logs" in screen_text(app))
         await pilot.press("q")

@@ -12,7 +12,8 @@ import re
 
 import numpy as np
 import pytest
-from helpers.ui import screen_lines, wait_until
+from helpers.paths import FIXTURES
+from helpers.ui import cli_app, screen_lines, wait_until
 
 from rltop.ingest.feed import ChangeBatch, PointsBatch
 from rltop.model.run import Store
@@ -89,7 +90,7 @@ def _card_value(frame: list[str], name: str) -> str | None:
 def _app() -> RltopApp:
     store = Store()
     store.run("run", "/logs/run")
-    return RltopApp(["/logs"], store=store, clock=CLOCK, theme="rltop-dark")
+    return cli_app(str(FIXTURES), "--theme", "rltop-dark", store=store, clock=CLOCK)
 
 
 @pytest.mark.parametrize("size", [(40, 20), (100, 30), (200, 50)])

@@ -162,46 +162,6 @@ def test_gaps_under_a_second_keep_their_decimals():
     assert x_ticks(0.0, 1.0, "relative", 3)[1] == ["0 s", "0.5 s", "1 s"]  # a short run's time axis
 
 
-def test_a_stalled_run_in_tail_is_named_as_on_screen_with_its_usual_gap(capsys):
-    from rltop.commands.tail import _Tail
-    from rltop.ingest.feed import APPEARED, STALLED, ChangeBatch, RunEvent
-
-    tail = _Tail("jsonl")
-    folder = "/logs/grpo_seeds/seed_{}/runs/Nov29_21-47-47_vm"
-    runs = [f"grpo_seeds/seed_{i}/runs/Nov29_21-47-47_vm" for i in (1, 2)]
-    batch = ChangeBatch()
-    batch.events = [
-        RunEvent(APPEARED, run, f"new run {run}", folder.format(i)) for i, run in zip((1, 2), runs)
-    ]
-    batch.events.append(RunEvent(STALLED, runs[0], f"run {runs[0]}: no new data for 5 min, usual gap 0.2 s"))
-    tail.show(batch)
-    err = capsys.readouterr().err
-    assert "run grpo_seeds/seed_1: no new data for 5 min, usual gap 0.2 s" in err
-
-
-def test_the_tracker_says_a_stall_with_the_usual_sub_second_gap(tmp_path):
-    from helpers.watcher import EventLog
-
-    from rltop.ingest.feed import STALLED
-    from rltop.ingest.follow.run_tracker import RunTracker
-
-    now = [1e9]
-    live = EventLog(tmp_path / "live")
-    tracker = RunTracker([str(tmp_path)], stall_after=60, clock=lambda: now[0])
-    tracker.rescan()
-    tracker.read_dirty(lambda: False, lambda: None)
-    for step in range(1, 6):  # a point every 0.2 s
-        live.add("x", [step])
-        now[0] += 0.2
-        tracker.mark_due()
-        tracker.read_dirty(lambda: False, lambda: None)
-    tracker.take_batch()
-    now[0] += 61
-    tracker.check_stalls()
-    (stalled,) = tracker.take_batch().events
-    assert stalled.kind == STALLED and "no new data for 1 min, usual gap 0.2 s" in stalled.message
-
-
 def test_a_stall_in_the_snapshot_names_the_run_as_its_title_does(capsys, monkeypatch, tmp_path):
     isolate_user_rules(monkeypatch, tmp_path)
     code, out, err = cli(capsys, "snapshot", str(TRL2 / "grpo_killed"), "--width", "200")

@@ -26,16 +26,30 @@ def fixed_store(paths: list[str]):
     return store, newest
 
 
+def cli_app(*argv: str, store=None, clock: Callable[[], float] | None = None) -> RltopApp:
+    """The app ``rltop app ARGV`` runs, parsed and checked by the CLI's own parser and factory
+    (`rltop.commands.app.make_app`); ``store``: shown as it is, no watcher; ``clock``: fixed."""
+    from rltop.cli import build_parser
+    from rltop.commands.app import make_app
+
+    return make_app(build_parser().parse_args(["app", *argv]), store=store, clock=clock)
+
+
+OPTIONS = {"run": "--run", "follow": "--follow", "screenshot_dir": "--screenshot-dir", "theme": "--theme"}
+"""`preloaded_app`'s keywords and the command-line options they stand for."""
+
+
 def preloaded_app(
-    *names: str, seconds_after: float = 4.0, paths: list[str] | None = None, **kwargs
+    *names: str, seconds_after: float = 4.0, paths: list[str] | None = None, **options: str
 ) -> RltopApp:
-    """An app over fixture runs (or ``paths``; no watcher), its clock fixed ``seconds_after`` the
-    newest point."""
+    """``rltop app`` over fixture runs (or ``paths``; no watcher), its clock fixed ``seconds_after``
+    the newest point; ``options`` (run, follow, screenshot_dir, theme) as on the command line."""
     if paths is None:
         paths = [str(FIXTURES_TRL / name) for name in names] if names else [str(FIXTURES_TRL)]
     store, newest = fixed_store(paths)
-    kwargs.setdefault("theme", "rltop-dark")
-    return RltopApp(paths, store=store, clock=lambda: newest + seconds_after, **kwargs)
+    options.setdefault("theme", "rltop-dark")
+    argv = [word for key, value in options.items() for word in (OPTIONS[key], value)]
+    return cli_app(*paths, *argv, store=store, clock=lambda: newest + seconds_after)
 
 
 def write_run(

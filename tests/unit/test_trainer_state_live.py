@@ -15,9 +15,13 @@ import pytest
 from helpers.paths import TRL
 from helpers.watcher import MODES, EventLog, start_watcher, wait_for  # noqa: F401 (fixture)
 
-from rltop.ingest.feed import APPEARED, FILE_ERROR, RELOADED, REMOVED, STALLED
+from rltop.health.findings import Level
+from rltop.health.settings import Rules
+from rltop.ingest.feed import APPEARED, FILE_ERROR, RELOADED, REMOVED
 from rltop.ingest.follow.loader import load
 from rltop.ingest.follow.run_tracker import RunTracker
+from rltop.live.activity import ActivityLog
+from rltop.model.durations import format_gap
 
 CHECKPOINTS = TRL / "grpo_healthy"
 pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
@@ -144,23 +148,26 @@ def test_checkpoints_and_event_files_of_different_runs_are_both_read(tmp_path):
 
 
 def test_a_quiet_checkpoint_run_stalls_after_its_own_cadence(tmp_path):
+    # tail's stall verdict (the engine's rule on what tail keeps): points dated by checkpoint times
+    # give the checkpoint interval as the usual gap, and the advice names save_steps.
     output_dir = tmp_path / "grpo"
     now = [2_000_000_000.0]
     for step, age in ((100, 2000), (200, 1000)):  # a checkpoint every 1000 s so far
         path = save_checkpoint(output_dir, step, fixture_state(step))
         os.utime(path, (now[0] - age, now[0] - age))
     tracker = RunTracker([str(tmp_path)], clock=lambda: now[0])
-    drive(tracker)
+    activity = ActivityLog(Rules.defaults()["stall"])
+    activity.apply(drive(tracker))
     document = json.loads(fixture_state(200))
     document["log_history"].append({"loss": 0.5, "step": 201})
+    document["max_steps"] = 1000  # (the fixture's run ends at 200: finished, never stalled)
     path = save_checkpoint(output_dir, 300, json.dumps(document).encode())
     os.utime(path, (now[0] + 10, now[0] + 10))
     now[0] += 10
-    drive(tracker)
-    now[0] += 400  # longer than the 5 min floor, far shorter than three checkpoint intervals
-    tracker.check_stalls()
-    assert not [e for e in tracker.take_batch().events if e.kind == STALLED]
-    now[0] += 2600
-    tracker.check_stalls()
-    (stalled,) = [e for e in tracker.take_batch().events if e.kind == STALLED]
-    assert "checkpoints are far apart: see save_steps" in stalled.message
+    assert activity.apply(drive(tracker)) == {"grpo"}
+    now[0] += 1000  # past the 3 min floor, far short of five checkpoint intervals
+    assert activity.stalls(now[0]) == []
+    now[0] += 4100  # 5100 s since the newest point: past 5 usual gaps (the 1010 s between checkpoints)
+    (stalled,) = activity.stalls(now[0])
+    assert stalled.level == Level.WARN and f"usual gap {format_gap(1010)}" in stalled.message
+    assert "checkpoints are far apart: see save_steps" in stalled.advice

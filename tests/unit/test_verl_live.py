@@ -21,12 +21,14 @@ from helpers.tree import tree_state
 from helpers.verl import drive
 from helpers.watcher import MODES, start_watcher, wait_for  # noqa: F401 (fixture)
 
+from rltop.health.calibration import Calibration
+from rltop.health.rules.stall import Activity, judge_stall, usual_gap
+from rltop.health.settings import Rules
 from rltop.ingest.feed import APPEARED, FILE_ERROR, RELOADED, ChangeBatch, apply_batch
 from rltop.ingest.follow.loader import load
 from rltop.ingest.follow.run_tracker import RunTracker
 from rltop.ingest.sources.line_reader import LineFileReader
 from rltop.ingest.sources.verl.console_reader import ConsoleDecoder
-from rltop.ingest.sources.verl.jsonl_reader import JsonlDecoder
 from rltop.model.run import Store
 
 VERL = FIXTURES / "verl"
@@ -285,10 +287,17 @@ def test_snapshot_and_export_read_the_veRL_logs_and_write_nothing(capsys, tmp_pa
 
 
 @pytest.mark.parametrize("source", [GUI_AGENT, JSONL])
-def test_a_read_tells_how_long_a_step_takes(source):
-    decoder = ConsoleDecoder() if source.suffix == ".log" else JsonlDecoder()
-    result = LineFileReader(str(source), decoder).read()
+def test_the_stall_rule_takes_the_logged_step_time_as_the_least_usual_gap(source):
+    # A console log has no times: points found at start share the file's date. The step time
+    # veRL logs (timing_s/step, 10-12 min here) keeps a slow step from reading as a stall.
+    (run,) = load([str(source)]).store.runs.values()
+    activity = Activity.of_run(run)
     last_step_seconds = (
         722.6587480120361 + 10 if source == JSONL else 591.5320173036307
     )  # step 10's timing_s/step
-    assert result.cadence == last_step_seconds
+    assert activity.step_seconds == last_step_seconds
+    assert usual_gap(activity, 20) == last_step_seconds
+    params, newest = Rules.defaults()["stall"], run.last_point_wall_time
+    assert judge_stall(activity, newest + 20 * 60, params, Calibration()) is None  # two steps: no stall
+    late = judge_stall(activity, newest + 3 * 3600, params, Calibration())
+    assert late is not None and "its logged step time" in late.message

@@ -26,7 +26,7 @@ from helpers.wandb_files import (  # noqa: F401 (fixtures among them)
     records_of,
 )
 
-from rltop.health.rules.stall import is_finished
+from rltop.health.rules.stall import run_finished
 from rltop.ingest.follow.loader import load
 from rltop.ingest.sources.wandb import leveldb_log
 from rltop.ingest.sources.wandb.kind import record_class
@@ -74,7 +74,7 @@ def test_config_summary_and_exit_records() -> None:
     assert run.series["train/train_runtime"].steps.tolist() == [20]
     from rltop.health.calibration import Calibration
 
-    assert is_finished(run, Calibration.from_config(config))
+    assert run_finished(run, Calibration.from_config(config))
 
 
 def test_discovered_from_the_wandb_folder_its_run_folder_or_the_file() -> None:

@@ -15,7 +15,7 @@ import helpers.watcher as test_watcher
 import pytest
 from helpers.watcher import MODES, EventLog, start_watcher, wait_for
 
-from rltop.ingest.feed import APPEARED, FILE_ERROR, RELOADED, REMOVED, STALLED
+from rltop.ingest.feed import APPEARED, FILE_ERROR, RELOADED, REMOVED
 from rltop.ingest.follow import watcher as watcher_module
 from rltop.ingest.follow.run_tracker import RunTracker
 from rltop.ingest.storage.local import LocalFile
@@ -174,36 +174,6 @@ def test_deleted_event_file_and_corrupt_bytes(tmp_path, mode, stop_all):
     assert "a" in consumer.store().runs  # the run stays: it still has a file
 
 
-def test_stall_is_reported_once_per_pause_for_live_runs_only(tmp_path):
-    now = [1e9]
-    old = EventLog(tmp_path / "old")
-    old.add("x", [1])
-    os.utime(old.path, (1e9 - 3600, 1e9 - 3600))  # finished an hour ago: never "stalled"
-    live = EventLog(tmp_path / "live")
-    tracker = RunTracker([str(tmp_path)], stall_after=60, clock=lambda: now[0])
-    tracker.rescan()
-    tracker.read_dirty(lambda: False, lambda: None)
-    live.add("x", [1])
-    now[0] += 10
-    tracker.mark_due()
-    tracker.read_dirty(lambda: False, lambda: None)
-    tracker.take_batch()
-    now[0] += 59
-    tracker.check_stalls()
-    assert not tracker.batch.events
-    now[0] += 2
-    tracker.check_stalls()
-    tracker.check_stalls()
-    (stalled,) = tracker.take_batch().events
-    assert stalled.kind == STALLED and stalled.run == "live" and "1 min" in stalled.message
-    live.add("x", [2])  # data again: a later pause is reported again
-    tracker.mark_due()
-    tracker.read_dirty(lambda: False, lambda: None)
-    now[0] += 200
-    tracker.check_stalls()
-    assert [e.kind for e in tracker.take_batch().events] == [STALLED]
-
-
 def test_format_duration():
     assert [format_duration(s) for s in (5, 420, 9000, 86400 * 3)] == ["5 s", "7 min", "2 h 30 min", "3 d"]
 
@@ -212,16 +182,16 @@ def test_an_internal_error_in_one_cycle_is_reported_once_and_watching_goes_on(
     tmp_path, monkeypatch, stop_all
 ):
     a, b, written = two_runs(tmp_path)
-    real = RunTracker.check_stalls
+    real = RunTracker.scan_completions
     failures = {"left": 3}
 
-    def flaky(self):
+    def flaky(self, force=False):
         if failures["left"]:
             failures["left"] -= 1
             raise RuntimeError("boom")
-        return real(self)
+        return real(self, force)
 
-    monkeypatch.setattr(RunTracker, "check_stalls", flaky)
+    monkeypatch.setattr(RunTracker, "scan_completions", flaky)
     watcher, consumer = start_watcher([tmp_path], "polling")
     stop_all(watcher)
     wait_for(lambda: not failures["left"], "the failing cycles")

@@ -2,14 +2,21 @@
 
 Judged from the wall time of the newest point (``Run.last_point_wall_time``, the trainer's clock)
 against ``now``; the local time of the last file change (``Run.last_change_time``) covers a trainer
-clock ahead of ours and is quoted in the message. A run that logged transformers' end-of-training
+clock ahead of ours and is quoted in the message, and the local time new points last arrived while
+rltop watched (``Run.last_arrival_time``) one behind ours: points that keep arriving are news,
+whatever their dates say. A run that logged transformers' end-of-training
 summary (``train_runtime``) or reached its planned last step (``max_steps``, PPO's
 ``num_total_batches``) is finished, not stalled.
+
+The rule reads an `Activity`, not the run's points: the engine makes one from a held `Run`
+(`Activity.of_run`), and ``rltop tail``, which keeps no points, from the change batches
+(`rltop.live.activity`) — one verdict, whoever asks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,6 +30,8 @@ from rltop.model.run import Run
 
 # Concepts only the end-of-training summary logs (transformers' train_runtime, train_loss...).
 _FINISHED = frozenset({"train_runtime", "final_train_loss", "train_steps_per_second"})
+STEP_TIME = "step_time"
+"""The concept of a step's duration as the trainer measured it: a floor for the usual gap."""
 
 
 class Stall(Rule):
@@ -45,40 +54,131 @@ class Stall(Rule):
         return False  # a run's freshness, not a tag's values
 
 
-def usual_gap(run: Run, points: int) -> float:
-    """Median gap in seconds between the last ``points`` distinct point times of the busiest tag."""
-    busiest = max(run.series.values(), key=len, default=None)
-    if busiest is None or len(busiest) < 3:
+def gap_window(points: int) -> int:
+    """How many of the busiest tag's newest wall times the usual gap over ``points`` gaps reads
+    (repeated times, several tags logged at one moment, are dropped first)."""
+    return (points + 1) * 4
+
+
+def logs_step_time(tag: str) -> bool:
+    """``tag`` is the trainer's own duration of a step (veRL's ``timing_s/step``, OpenRLHF's…)."""
+    return describe(tag).concept == STEP_TIME
+
+
+def newest_duration(values: np.ndarray) -> float | None:
+    """The newest finite, positive value of a step-time series (None: none yet)."""
+    good = values[np.isfinite(values) & (values > 0)]
+    return float(good[-1]) if len(good) else None
+
+
+def logs_summary(tag: str) -> bool:
+    """``tag`` is one only transformers' end-of-training summary logs (``train_runtime``…)."""
+    return describe(tag).concept in _FINISHED
+
+
+@dataclass(frozen=True)
+class Activity:
+    """What the stall rule reads of a run: how far and how lately it logged, how often, how it ended."""
+
+    name: str
+    last_step: int | None
+    first_step: int | None
+    """The smallest step any tag starts at (0: steps counted from 0, as veRL before 0.4 did)."""
+    last_point_wall_time: float | None
+    last_change_time: float | None
+    last_arrival_time: float | None
+    """When new points last arrived while rltop watched (local clock; None: none since it started)."""
+    exit_code: int | None
+    summary_logged: bool
+    """A tag of transformers' end-of-training summary was logged: the trainer finished."""
+    busiest_points: int
+    """Points of the tag with the most points (the first of equals, in the run's tag order)."""
+    busiest_walls: np.ndarray
+    """That tag's newest wall times: at least `gap_window` of them when it has that many."""
+    quiet_hint: str = ""
+    """Why this kind of files may go quiet while training goes on (`Run.quiet_hint`)."""
+    step_seconds: float | None = None
+    """The trainer's own newest step duration, when it logs one (veRL's ``timing_s/step``): points
+    found on disk at start share one date (a console log has none), and a 15-minute step is not a
+    stall however few gaps were seen."""
+
+    @classmethod
+    def of_run(cls, run: Run, window: int = gap_window(20)) -> Activity:
+        """The activity of a held run (its busiest tag's last ``window`` wall times)."""
+        busiest = max(run.series.values(), key=len, default=None)
+        firsts = [int(series.steps[0]) for series in run.series.values() if len(series)]
+        timed = [newest_duration(series.values) for tag, series in run.series.items() if logs_step_time(tag)]
+        return cls(
+            name=run.name,
+            last_step=run.last_step,
+            first_step=min(firsts) if firsts else None,
+            last_point_wall_time=run.last_point_wall_time,
+            last_change_time=run.last_change_time,
+            last_arrival_time=run.last_arrival_time,
+            exit_code=run.exit_code,
+            summary_logged=any(logs_summary(tag) for tag in run.series),
+            busiest_points=len(busiest) if busiest is not None else 0,
+            busiest_walls=busiest.wall_times[-window:] if busiest is not None else np.empty(0),
+            step_seconds=next((seconds for seconds in timed if seconds is not None), None),
+            quiet_hint=run.quiet_hint,
+        )
+
+
+def usual_gap(activity: Activity, points: int) -> float:
+    """Median gap in seconds between the last ``points`` distinct point times of the busiest tag,
+    and at least the step time the trainer logs (`Activity.step_seconds`)."""
+    return max(_wall_gap(activity, points), activity.step_seconds or 0.0)
+
+
+def _wall_gap(activity: Activity, points: int) -> float:
+    if activity.busiest_points < 3:
         return 0.0
-    walls = np.unique(busiest.wall_times[-(points + 1) * 4 :])[-(points + 1) :]
+    walls = np.unique(activity.busiest_walls[-gap_window(points) :])[-(points + 1) :]
     gaps = np.diff(walls)
     return float(np.median(gaps)) if len(gaps) else 0.0
 
 
-def is_finished(run: Run, calibration: Calibration) -> bool:
+def is_finished(activity: Activity, calibration: Calibration) -> bool:
     """True when the trainer finished: exit code 0, end-of-training tags, or its last planned step.
 
     The planned last step is max_steps, or num_total_batches for TRL's PPOTrainer (which logs no
     end-of-training summary); with logging_steps k, a point within k steps of it counts.
     """
-    if run.exit_code == 0 or any(describe(tag).concept in _FINISHED for tag in run.series):
+    if activity.exit_code == 0 or activity.summary_logged:
         return True  # (an exit code 0 is the process's own word: W&B's exit record)
-    last, final = run.last_step, calibration.final_step()
+    last, final = activity.last_step, calibration.final_step()
     if last is None or final is None:
         return False
-    if _first_step(run) == 0:
+    if activity.first_step == 0:
         final -= 1  # steps counted from 0 (veRL before 0.4): N planned steps end at N - 1
     return last + max(calibration.logging_steps or 1, 1) > final
 
 
-def _first_step(run: Run) -> int | None:
-    """The smallest step any series of ``run`` starts at (None: no points)."""
-    firsts = [int(series.steps[0]) for series in run.series.values() if len(series)]
-    return min(firsts) if firsts else None
+def run_finished(run: Run, calibration: Calibration) -> bool:
+    """`is_finished` for a held run."""
+    return is_finished(Activity.of_run(run), calibration)
+
+
+def quiet_since(run: Activity, now: float) -> float:
+    """The moment the run's quiet time counts from: its newest point's date, or the local time its
+    files last changed when the trainer's clock runs ahead of ours, or the local time its newest
+    points arrived when that is later (a trainer's clock behind ours)."""
+    newest = run.last_point_wall_time
+    if newest is None:  # no point: nothing is quiet yet
+        return now
+    if newest > now and run.last_change_time is not None:  # the trainer's clock runs ahead of ours
+        return run.last_change_time
+    if run.last_arrival_time is not None:
+        return max(newest, run.last_arrival_time)
+    return newest
 
 
 def judge_stall(
-    run: Run, now: float, params: RuleParams, calibration: Calibration, findings: Iterable[Finding] = ()
+    run: Activity,
+    now: float,
+    params: RuleParams,
+    calibration: Calibration,
+    findings: Iterable[Finding] = (),
 ) -> Finding | None:
     """A stall finding for ``run`` at time ``now``, or None when it is fresh, finished or empty.
 
@@ -90,15 +190,15 @@ def judge_stall(
         return _crashed(run, calibration, findings)
     if not params.enabled or newest is None or is_finished(run, calibration):
         return None
-    age = now - newest
-    if age < 0 and run.last_change_time is not None:  # the trainer's clock runs ahead of ours
-        age = now - run.last_change_time
+    age = now - quiet_since(run, now)
     gap = usual_gap(run, int(params["gap_points"]))
     verdict = _level_for(age, gap, params)
     if verdict is None:
         return None
     level, limit, factor, floor = verdict
     gap_text = f"usual gap {format_gap(gap)}" if gap else "too few points for a usual gap"
+    if gap and gap == run.step_seconds:
+        gap_text = f"usual gap {format_gap(gap)}, its logged step time"
     changed = ""
     if run.last_change_time is not None:
         changed = f"; its files last changed {format_duration(max(now - run.last_change_time, 0.0))} ago"
@@ -114,6 +214,8 @@ def judge_stall(
         "out of disk. A long evaluation or checkpoint save also pauses logging; if the writer buffers "
         "(tensorboardX flushes every 120 s), points arrive in bursts."
     )
+    if run.quiet_hint:
+        advice += f" For this run's files: {run.quiet_hint}."
     return Finding(
         level,
         "stall",
@@ -131,7 +233,9 @@ def judge_stall(
     )
 
 
-def next_stall_change(run: Run, now: float, params: RuleParams, calibration: Calibration) -> float | None:
+def next_stall_change(
+    run: Activity, now: float, params: RuleParams, calibration: Calibration
+) -> float | None:
     """The time (seconds since the epoch) at which the run's stall verdict can next change
     without new data: when its age passes the next limit (warn, then critical), each a multiple
     of its usual gap, so a run is looked at again on a timer proportional to its own cadence.
@@ -140,9 +244,7 @@ def next_stall_change(run: Run, now: float, params: RuleParams, calibration: Cal
     newest = run.last_point_wall_time
     if not params.enabled or newest is None or run.exit_code is not None or is_finished(run, calibration):
         return None  # (an exit code settles the verdict: finished, or crashed at once)
-    offset = 0.0
-    if now < newest and run.last_change_time is not None:  # the trainer's clock runs ahead of ours
-        offset, newest = now - run.last_change_time, now
+    since = quiet_since(run, now)
     gap = usual_gap(run, int(params["gap_points"]))
     limits = sorted(
         max(factor * gap, floor)
@@ -153,13 +255,13 @@ def next_stall_change(run: Run, now: float, params: RuleParams, calibration: Cal
         if factor is not None
     )
     for limit in limits:
-        due = newest - offset + limit
+        due = since + limit
         if due > now:
             return due
     return None
 
 
-def _crashed(run: Run, calibration: Calibration, findings: Iterable[Finding]) -> Finding:
+def _crashed(run: Activity, calibration: Calibration, findings: Iterable[Finding]) -> Finding:
     """The process exited with an error code (W&B's exit record): critical at once, no gap to wait for."""
     step = run.last_step
     stopped = stopped_text(run, calibration, findings)
@@ -185,7 +287,7 @@ def _crashed(run: Run, calibration: Calibration, findings: Iterable[Finding]) ->
     )
 
 
-def stopped_text(run: Run, calibration: Calibration, findings: Iterable[Finding] = ()) -> str:
+def stopped_text(run: Activity, calibration: Calibration, findings: Iterable[Finding] = ()) -> str:
     """ "stopped after NaN at step 24 (train/grad_norm)", "stopped at step 122 of 400", "stopped at step 9".
 
     The NaN named is the run's first (the root cause), not the last of the tags it reached.

@@ -133,6 +133,7 @@ def _read_source(source: RunSource, tag_filter: re.Pattern[str] | None) -> tuple
     store, problems = Store(), []
     run = store.run(source.name, source.directory)
     run.source, run.source_note, run.source_label = source.kind, source.note, source.label
+    run.quiet_hint = sources.kind(source.kind).quiet_hint
     try:
         files = RunFiles(source.name, source.directory, source.files, source.kind)
         read_run(files, store, problems, tag_filter)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -20,7 +19,6 @@ from rltop.ingest.feed import (
     RELOADED,
     REMOVED,
     SESSION,
-    STALLED,
     ChangeBatch,
     RunEvent,
 )
@@ -28,10 +26,7 @@ from rltop.ingest.follow.discovery import RunSource, discover, is_gone
 from rltop.ingest.follow.runfiles import RunFiles, reading_failed
 from rltop.ingest.follow.sessions import SessionGrouper, in_time_order
 from rltop.ingest.sources.completions import CompletionsFollower, folder_of
-from rltop.model.durations import format_duration, format_gap
 
-STALL_AFTER = 300.0  # seconds without new data before a live run is reported stalled (at least)
-STALL_GAP_FACTOR = 3.0  # ... and at least this many times its longest recent gap between writes
 RECENT = 120.0  # a file that grew this recently is read on every poll
 RARE_EVERY = 10  # older files (finished restarts) are read on every tenth poll only
 UNDECIDED_AFTER = 30.0  # a new session with no scalar after this long is shown as its own run
@@ -44,11 +39,8 @@ class TrackedRun:
     files: RunFiles
     last_change: float | None = None  # when its files last grew (mtime for data found at start)
     grew: dict[str, float] = field(default_factory=dict)  # path -> when that file last grew
-    live: bool = False  # it grew during this session (only live runs can stall)
-    stalled: bool = False  # a "stalled" event was sent and no data came since
-    gaps: deque = field(default_factory=lambda: deque(maxlen=16))  # recent gaps between growths
     sessions: set[str] = field(default_factory=set)  # folders of later sessions that joined the run
-    source: tuple[str, str, str] = ("", "", "")  # kind, note and label of its `RunSource`
+    source: tuple[str, str, str, str] = ("", "", "", "")  # kind, note, label of its `RunSource`, hint
     # Files read to their end at least once: until then a read is history found on disk (dated
     # by the file's mtime), however many windows a large file takes.
     caught_up: set[str] = field(default_factory=set)
@@ -68,7 +60,6 @@ class RunTracker:
         paths: list[str],
         tag_filter: re.Pattern[str] | None = None,
         run_filter: re.Pattern[str] | None = None,
-        stall_after: float = STALL_AFTER,
         clock: Callable[[], float] = time.time,
         labels: list[str] | None = None,
     ) -> None:
@@ -76,9 +67,7 @@ class RunTracker:
         self.labels = labels  # name prefixes of the roots (`discovery.root_labels` of every root watched)
         self.tag_filter = tag_filter
         self.run_filter = run_filter
-        self.stall_after = stall_after
         self.clock = clock
-        self.started = clock()
         self.runs: dict[str, TrackedRun] = {}  # by directory
         self.ignored: set[str] = set()  # directories of runs that --runs leaves out
         self.batch = ChangeBatch()
@@ -138,7 +127,8 @@ class RunTracker:
                 tracked.completions = CompletionsFollower(
                     folder_of(sources.kind(source.kind).output_dir(owner))
                 )
-                tracked.source = (source.kind, source.note, source.label)
+                hint = sources.kind(source.kind).quiet_hint
+                tracked.source = (source.kind, source.note, source.label, hint)
                 self._event(APPEARED, source.name, f"new run {source.name} ({owner})", owner)
                 self.batch.sources[source.name] = tracked.source
             elif owner != source.directory and source.directory not in tracked.sessions:
@@ -299,8 +289,6 @@ class RunTracker:
         if read.result.restarted:
             self._reload_run(tracked)
             return False
-        if read.result.cadence:
-            tracked.gaps.append(read.result.cadence)  # the source's own cadence (checkpoint times)
         if read.result.bytes_read:
             self.batch.add_decoded(
                 tracked.name, tracked.files.directory, read.result.decoded, self.tag_filter, path
@@ -347,15 +335,9 @@ class RunTracker:
             # not look fresh). Clamped: a file server's clock may run ahead of ours.
             mtime = storage.mtime(path)
             when = now if mtime is None else min(mtime, now)
-        live = when >= self.started
-        if live and tracked.last_change is not None and tracked.live:
-            tracked.gaps.append(when - tracked.last_change)
         if tracked.last_change is None or when > tracked.last_change:
             tracked.last_change = when
         tracked.grew[path] = when
-        if live:
-            tracked.live = True
-            tracked.stalled = False
 
     # -- completions ----------------------------------------------------------------------------
 
@@ -390,25 +372,3 @@ class RunTracker:
                 known.added.extend(update.added)
                 known.removed.extend(update.removed)
                 known.note = update.note if update.note is not None else known.note
-
-    # -- staleness ------------------------------------------------------------------------------
-
-    def check_stalls(self) -> None:
-        """Report, once per pause, each live run that has written nothing for too long."""
-        now = self.clock()
-        for tracked in self.runs.values():
-            if not tracked.live or tracked.stalled or tracked.last_change is None:
-                continue
-            limit = max(self.stall_after, STALL_GAP_FACTOR * max(tracked.gaps, default=0.0))
-            idle = now - tracked.last_change
-            if idle >= limit:
-                tracked.stalled = True
-                gaps = sorted(tracked.gaps)
-                usual = f", usual gap {format_gap(gaps[len(gaps) // 2])}" if gaps else ""
-                # "run NAME:" leads the message: front ends put the run's display name there.
-                self._event(
-                    STALLED,
-                    tracked.name,
-                    f"run {tracked.name}: no new data for {format_duration(idle)}{usual} "
-                    f"({tracked.files.kind.quiet_hint})",
-                )

@@ -44,7 +44,7 @@ from rltop.ingest.follow.discovery import check_paths, compile_filter, root_labe
 from rltop.ingest.follow.fstype import network_filesystem
 from rltop.ingest.follow.native import ChangeSignal, NativeObserver, failure_reason
 from rltop.ingest.follow.reachability import Reachability
-from rltop.ingest.follow.run_tracker import STALL_AFTER, RunTracker
+from rltop.ingest.follow.run_tracker import RunTracker
 from rltop.ingest.storage import DEFAULT_REMOTE_POLL, Unreachable
 
 DEFAULT_POLL = 1.0  # seconds between polls in polling mode
@@ -72,7 +72,6 @@ class Watcher:
         poll: float | None = None,
         tags: str | None = None,
         runs: str | None = None,
-        stall_after: float = STALL_AFTER,
         on_progress: Callable[[int, int], None] | None = None,
     ) -> None:
         if poll is not None and not poll > 0:
@@ -87,7 +86,7 @@ class Watcher:
         groups += [[path] for path in self.paths if storage.is_url(path)]
         self._followers = [
             _Follower(self, group, [labels[p] for p in group], poll, RunTracker(
-                group, tag_filter, run_filter, stall_after, labels=[labels[p] for p in group]))
+                group, tag_filter, run_filter, labels=[labels[p] for p in group]))
             for group in groups
         ]  # fmt: skip
         self.caught_up = threading.Event()  # set once everything already on disk was delivered
@@ -310,7 +309,7 @@ class _Follower:
                 next_rescan = now + max(interval, MIN_RESCAN)
 
     def _cycle(self, rescan: bool, poll: bool) -> None:
-        """One round: list the runs again if needed, read what changed, check for stalls, deliver."""
+        """One round: list the runs again if needed, read what changed, deliver."""
         tracker = self._tracker
         try:
             if rescan:
@@ -323,7 +322,6 @@ class _Follower:
             tracker.scan_completions(force=rescan)
             if tracker.rescan_due:  # a file vanished: the listing says whether it or its run went
                 tracker.rescan(read_all=False)
-            tracker.check_stalls()
         except Unreachable as error:  # the store did not answer: said once, then retried later
             warning = self.reachability.failed(str(error))
             if warning is not None:
@@ -366,6 +364,7 @@ class _Follower:
         """Hand the gathered changes to the consumer (nothing is sent once stopping)."""
         batch = self._tracker.take_batch()
         batch.initial = self._initial
+        batch.live = not self._initial
         self._delivered_at, self._progress_told = time.monotonic(), 0
         if self.stopping.is_set():
             return

@@ -47,10 +47,6 @@ class LineDecoder(Protocol):
         """True when an unfinished last line starting with ``tail`` may hold points (a one-shot
         load then says that the file ends inside it)."""
 
-    def cadence(self) -> float | None:
-        """Seconds between the writer's steps, when the lines say it (veRL's ``timing_s/step``):
-        the watcher then does not call a run quiet before a step can have ended (None: unknown)."""
-
     def reset(self) -> None:
         """Forget everything decoded: the file is read again from the start."""
 
@@ -191,7 +187,6 @@ class LineFileReader:
         self._grow = 1
         self._tail = data[end + 1 : end + 1 + TAIL_PEEK]
         result.decoded = self.decoder.drain()
-        result.cadence = self.decoder.cadence()
 
     def _skipped_line(self) -> str | None:
         """The line saying what was left out, once a reason not said yet appears (None: nothing new)."""

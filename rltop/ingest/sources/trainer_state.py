@@ -242,9 +242,6 @@ class TrainerStateReader:
                 return
             known = {}
         dating = self._checkpoint_times(state, mtime) if not self._delivered else None
-        if dating is not None and len(dating[1]) > 1:
-            gaps = [b - a for a, b in zip(dating[1][:-1], dating[1][1:]) if b > a]
-            result.cadence = float(max(gaps)) if gaps else None
         decoded = Decoded(config=dict(state.config) or None)
         for tag, (steps, values) in state.scalars.items():
             start = known.get(tag, 0)

@@ -62,10 +62,6 @@ class MetricLines:
         """An unfinished line may be a point."""
         return bool(tail.strip())
 
-    def cadence(self) -> float | None:
-        """Unknown."""
-        return None
-
 
 class MlflowFilesReader:
     """Follows one run folder of a file store (``<run>/meta.yaml::run``)."""

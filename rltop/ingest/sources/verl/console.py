@@ -35,7 +35,6 @@ SUFFIXES = (".log", ".out", ".txt", ".err")
 FRAMEWORK_KEY, FRAMEWORK = "framework", "verl"  # in every veRL run's config: the trainer kind's family
 TOTAL_STEPS_KEY = "total_training_steps"  # "Total training steps: N" (veRL's ray_trainer, once resolved)
 BATCHES_KEY = "train_dataloader_size"  # "Size of train dataloader: N": batches (steps) per epoch
-STEP_SECONDS = frozenset({"timing_s/step", "perf/time_per_step"})  # what one step took (veRL >= 0.2)
 _CONFIG_START = "{'actor_rollout_ref': "
 _ADV_ESTIMATOR = re.compile(r"\s*'adv_estimator': '[\w.\-]+',?\s*$")
 _WANDB_RUN = re.compile(r"^(?:offline-)?run-\d{8}_\d{6}-.+$|^latest-run$")

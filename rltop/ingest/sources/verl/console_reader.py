@@ -11,7 +11,6 @@ none of these marks are passed over on a bytes test: a log is mostly other outpu
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
@@ -22,7 +21,6 @@ from rltop.ingest.sources.verl.console import (
     BATCHES_KEY,
     FRAMEWORK,
     FRAMEWORK_KEY,
-    STEP_SECONDS,
     TOTAL_STEPS_KEY,
 )
 from rltop.ingest.sources.verl.lines import looks_like_metric_line, metric_line, segments
@@ -47,7 +45,6 @@ class ConsoleDecoder:
         self._dumped: dict[str, Any] = {}  # the printed config, flat
         self._printed: dict[str, Any] = {}  # what the trainer printed later (total steps…)
         self._config_changed = True  # the first drain says the framework
-        self._step_seconds: float | None = None
 
     def take(self, lines: list[bytes], wall: float) -> None:
         """Decode complete lines: metric lines into points, the config dump into settings."""
@@ -83,8 +80,6 @@ class ConsoleDecoder:
             return
         for key, value in line.values:
             self._gathered.add(key, line.step, wall, value)
-            if key in STEP_SECONDS and 0 < value < math.inf:
-                self._step_seconds = value
         for _, why in line.odd:
             self._gathered.skip_points(why)
 
@@ -103,10 +98,6 @@ class ConsoleDecoder:
     def skipped(self) -> tuple[dict[str, int], dict[str, int]]:
         """(points skipped, lines skipped) so far, by reason."""
         return self._gathered.skipped()
-
-    def cadence(self) -> float | None:
-        """The last step's duration veRL logged (``timing_s/step``), None before one."""
-        return self._step_seconds
 
     def worth_saying(self, tail: bytes) -> bool:
         """True when an unfinished last line starts like a metric line."""

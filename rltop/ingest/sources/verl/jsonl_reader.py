@@ -21,7 +21,7 @@ from typing import Any
 
 from rltop.ingest.reading import OUT_OF_RANGE, Decoded, step_fits
 from rltop.ingest.sources.line_reader import Gathered
-from rltop.ingest.sources.verl.console import FRAMEWORK, FRAMEWORK_KEY, STEP_SECONDS
+from rltop.ingest.sources.verl.console import FRAMEWORK, FRAMEWORK_KEY
 from rltop.ingest.sources.verl.jsonl import is_record
 
 NOT_JSON = "not JSON"
@@ -44,7 +44,6 @@ class JsonlDecoder:
         """Forget everything decoded."""
         self._gathered = Gathered()
         self._config_sent = False
-        self._step_seconds: float | None = None
 
     def take(self, lines: list[bytes], wall: float) -> None:
         """Decode complete lines, one record each."""
@@ -80,8 +79,6 @@ class JsonlDecoder:
                 self._gathered.skip_points(number)
             else:
                 self._gathered.add(key, step, wall, number)
-                if key in STEP_SECONDS and 0 < number < math.inf:
-                    self._step_seconds = number
 
     def drain(self) -> Decoded:
         """The points decoded since the last drain (and, once, the framework)."""
@@ -94,10 +91,6 @@ class JsonlDecoder:
     def skipped(self) -> tuple[dict[str, int], dict[str, int]]:
         """(points skipped, lines skipped) so far, by reason."""
         return self._gathered.skipped()
-
-    def cadence(self) -> float | None:
-        """The last step's duration veRL logged (``timing_s/step``), None before one."""
-        return self._step_seconds
 
     def worth_saying(self, tail: bytes) -> bool:
         """Any unfinished record is (it holds a step's points)."""
