@@ -197,8 +197,8 @@ def judge_stall(
         return None
     level, limit, factor, floor = verdict
     gap_text = f"usual gap {format_gap(gap)}" if gap else "too few points for a usual gap"
-    if gap and gap == run.step_seconds:
-        gap_text = f"usual gap {format_gap(gap)}, its logged step time"
+    if gap and gap == run.step_seconds and _wall_gap(run, int(params["gap_points"])) < gap / 2:
+        gap_text = f"usual gap {format_gap(gap)}, its logged step time"  # (worth saying: it set the gap)
     changed = ""
     if run.last_change_time is not None:
         changed = f"; its files last changed {format_duration(max(now - run.last_change_time, 0.0))} ago"
