@@ -120,7 +120,7 @@ class _Tail:
 
     def show(self, batch: ChangeBatch) -> None:
         """Events on stderr, then the points on stdout, flushed."""
-        from rltop.ingest.feed import APPEARED, FALLBACK, REACHABLE, RELOADED, SESSION, WAITING
+        from rltop.ingest.feed import APPEARED
 
         if self.activity is not None:
             grew = self.activity.apply(batch)
@@ -130,15 +130,16 @@ class _Tail:
             if event.kind == APPEARED and event.run is not None and event.directory:
                 self.directories[event.run] = event.directory
                 self._names = {}
-            # A reload follows the reader's warning about the file: a note that the run's points
-            # come again, not a second warning.
-            if event.kind in (WAITING, FALLBACK, RELOADED, SESSION, REACHABLE) or (
-                event.kind == APPEARED and not batch.initial
-            ):
-                note(event.message)
-            elif event.kind != APPEARED:
+            # Each kind's severity (`EventKind.severity`): a reload follows the reader's warning
+            # about the file, so it is a note that the run's points come again, not a second
+            # warning. Runs found by the first read are not news.
+            if event.kind == APPEARED and batch.initial:
+                continue
+            if event.kind.severity == "warning":
                 warn(event.message)
                 sys.stderr.flush()
+            else:
+                note(event.message)
         if batch.points:
             self.write_points(batch.points)
 

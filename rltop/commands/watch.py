@@ -158,17 +158,16 @@ class _Watch:
 
     def take(self, batch: ChangeBatch) -> None:
         """Apply a batch; say what happened to the files (never mixed into the JSON on stdout)."""
-        from rltop.ingest.feed import APPEARED, FALLBACK, REACHABLE, RELOADED, REMOVED, WAITING
+        from rltop.ingest.feed import APPEARED
 
         self.judged.apply(batch)
         for event in batch.events:
-            if event.kind == APPEARED:
-                if not batch.initial:
-                    self.log.note(event.message)
-            elif event.kind in (WAITING, FALLBACK, RELOADED, REMOVED, REACHABLE):
-                self.log.note(event.message)
-            else:
+            if event.kind == APPEARED and batch.initial:
+                continue  # runs found by the first read are not news
+            if event.kind.severity == "warning":  # `EventKind.severity`: a file error
                 self.log.warn(event.message)
+            else:
+                self.log.note(event.message)
 
     def judge(self, where: str) -> None:
         """Judge what changed, and the runs whose stall verdict the clock may have changed; tell."""

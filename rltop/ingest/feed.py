@@ -147,7 +147,6 @@ class RunEvent:
     """Something about a run (or the watch as a whole, ``run=None``) worth telling the user."""
 
     kind: EventKind
-    kind: str  # one of EVENT_KINDS
     run: str | None
     message: str  # one line, ready to show
     directory: str | None = None  # the run's directory (for "appeared" and "removed")

@@ -20,6 +20,7 @@ from rltop.ingest.feed import (
     REMOVED,
     SESSION,
     ChangeBatch,
+    EventKind,
     RunEvent,
 )
 from rltop.ingest.follow.discovery import RunSource, discover, is_gone
@@ -89,7 +90,7 @@ class RunTracker:
         batch, self.batch = self.batch, ChangeBatch()
         return batch
 
-    def _event(self, kind: str, run: str | None, message: str, directory: str | None = None) -> None:
+    def _event(self, kind: EventKind, run: str | None, message: str, directory: str | None = None) -> None:
         self.batch.events.append(RunEvent(kind, run, message, directory))
 
     # -- which runs and files exist -------------------------------------------------------------
