@@ -2,7 +2,10 @@
 of the real run's ``mlflow.db``): the run read through the REST API gives the event file's points and
 verdicts; a poll asks only for the histories that moved; points logged by the real client while rltop
 follows arrive once each; two processes logging runs of one name show as two runs of their experiment;
-bad input is one line and exit 2; MLflow's own auth variables are sent.
+bad input is one line and exit 2; MLflow's own auth variables are sent. Last, the server is killed while
+a run trains and started again: ``rltop tail`` neither crashes nor repeats itself (one clear line while
+the server is away, one when it is back), keeps what it read, and reads every point logged after the
+restart, each once (the module's last test: it kills the module's server).
 """
 
 from __future__ import annotations
@@ -249,3 +252,46 @@ def test_a_server_that_answers_5xx_is_tried_again_then_unreachable() -> None:
     finally:
         failing.close()
     assert failing.arrived == mlflow_rest.ATTEMPTS
+
+
+RESTART_STEPS = 4
+
+
+def test_a_server_killed_mid_run_and_restarted(server, tmp_path) -> None:
+    # Last in the module: it kills the module's server (and starts it again, on the same store and port).
+    writer = tail = None
+    try:
+        writer = start_writer(server.url, "restart", "brave-owl-7", RESTART_STEPS, tmp_path)
+        said(writer, "ready")
+        tail, out, err = start_tail("--poll", "0.2", "--runs", "brave-owl", server.url)
+        for number in (1, 2):
+            step(writer, number)
+            out.wait(
+                lambda lines, n=number: sum(f'"step": {n},' in line for line in lines) >= 2, f"step {number}"
+            )
+        server.stop()
+        err.wait(lambda lines: any("cannot reach" in line for line in lines), "the unreachable line", 120)
+        assert tail.poll() is None  # no crash
+        server.start()  # the same store, the same address
+        err.wait(lambda lines: any("reachable again" in line for line in lines), "the reachable line", 120)
+        for number in range(3, RESTART_STEPS + 1):
+            step(writer, number)
+            out.wait(
+                lambda lines, n=number: sum(f'"step": {n},' in line for line in lines) >= 2,
+                f"step {number}",
+                timeout=120,
+            )
+        said(writer, "done")
+        assert writer.wait(timeout=120) == 0
+        tail.send_signal(signal.SIGINT)
+        assert tail.wait(timeout=30) == 0, err.lines
+    finally:
+        end_all(writer, tail)
+    name = "restart/brave-owl-7"
+    assert points_of_tail(out.lines) == sorted(
+        [(name, "loss", s, 1.0 / s) for s in range(1, RESTART_STEPS + 1)]
+        + [(name, "reward", s, s / 10) for s in range(1, RESTART_STEPS + 1)]
+    )
+    down = [line for line in err.lines if "cannot reach" in line]
+    assert len(down) == 1 and "connection refused" in down[0], err.lines
+    assert len([line for line in err.lines if "reachable again" in line]) == 1

@@ -61,8 +61,11 @@ class MlflowServer:
                  "--workers", "1", "--backend-store-uri", f"sqlite:///{self.database}",
                  "--default-artifact-root", str(folder / "artifacts")],
                 cwd=folder, stdout=subprocess.DEVNULL, stderr=errors,
-                env={**os.environ, "MLFLOW_TRACKING_URI": ""}, start_new_session=True,
+                env={**os.environ, "MLFLOW_TRACKING_URI": "", "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"},
+                start_new_session=True,
             )  # fmt: skip
+            # (No job execution: it starts 7 huey consumers, each importing mlflow, ~18 s of CPU per
+            # start, for jobs the tracking API never runs.)
         wait_until(lambda: healthy(self.url) or self.process.poll() is not None, "mlflow server", 180)
         assert self.process.poll() is None, log.read_text()[-2000:]
         return self

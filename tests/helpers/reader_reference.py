@@ -7,8 +7,8 @@ original's coordinates, so the records no edit touched are known, and each is co
 at its shifted place in the damaged file. Those records are "intact": rltop must read every one of
 them, and may read nothing that is not a record of the original (no invented point).
 
-Used by ``tests/test_reader_fuzz.py`` (a few thousand cases) and ``benchmarks/fuzz_reader.py`` (as
-many as you like).
+Used by ``tests/e2e/test_reader_fuzz.py`` (every kind of damage, window and way of reading) and
+``benchmarks/fuzz_reader.py`` (random cases, as many as you like).
 """
 
 from __future__ import annotations
@@ -329,19 +329,44 @@ class Case:
     chunks: list[int] | None
 
 
-def make_case(fixtures: dict[str, Reference], rng: random.Random) -> Case:
-    """A random case: a fixture, a kind of damage, a read window, one-shot or growing."""
-    name = rng.choice(sorted(fixtures))
-    kind = KINDS[rng.randrange(len(KINDS))]
+def make_case(
+    fixtures: dict[str, Reference],
+    rng: random.Random,
+    name: str | None = None,
+    kind: str | None = None,
+    window: int | None = None,
+    growing: bool | None = None,
+) -> Case:
+    """A random case: a fixture, a kind of damage, a read window, one-shot or growing (each drawn
+    unless given; the damage itself is always drawn)."""
+    name = rng.choice(sorted(fixtures)) if name is None else name
+    kind = KINDS[rng.randrange(len(KINDS))] if kind is None else kind
     edits = make_edit(kind, fixtures[name], rng)
-    window = rng.choice(WINDOWS)
+    window = rng.choice(WINDOWS) if window is None else window
+    if growing is None:
+        growing = rng.random() < 0.25  # the damaged file grows while it is read, in writer-sized pieces
     chunks = None
-    if rng.random() < 0.25:  # the damaged file grows while it is read, in writer-sized pieces
+    if growing:
         total = len(apply_edits(fixtures[name].data, edits))
         chunks = []
         while sum(chunks) < total:
             chunks.append(rng.choice((12, 48, 700, 4096, 30_000)))
     return Case(name, kind, edits, window, chunks)
+
+
+def covering_cases(
+    fixtures: dict[str, Reference], rng: random.Random, windows: tuple[int, ...], rounds: int
+) -> list[Case]:
+    """Every kind of damage x read window x whole/growing, ``rounds`` times, the fixtures taken in
+    turn; where the damage falls is drawn. When the numbers of combinations and of fixtures are
+    coprime (64 and 7), ``rounds`` = the number of fixtures puts each combination on each fixture once."""
+    combinations = [(k, w, g) for k in KINDS for w in windows for g in (False, True)]
+    names = sorted(fixtures)
+    cases = []
+    for number in range(rounds * len(combinations)):
+        kind, window, growing = combinations[number % len(combinations)]
+        cases.append(make_case(fixtures, rng, names[number % len(names)], kind, window, growing))
+    return cases
 
 
 def run_case(case: Case, fixtures: dict[str, Reference], path: Path) -> tuple[list[str], int, int]:
