@@ -6,6 +6,10 @@ picture is cached per data version, size and theme: nothing is rebuilt while not
 cursor (the detail screen's) is a highlighted column over the cached picture, so moving it costs
 no redraw. A click or the mouse moving over the plot is turned into an x value (`Pointed`), as
 TensorBoard's hover readout follows the mouse.
+
+New data whose picture is the picture on screen (a point of a long series that moves no dot) draws
+nothing, and the lines of a picture on screen are kept: a new title on the border, or a restyle,
+repaints the chart without turning its text into lines again (`REUSE_PICTURES`).
 """
 
 from __future__ import annotations
@@ -16,10 +20,13 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.message import Message
+from textual.strip import Strip
+from textual.visual import Visual, visualize
 from textual.widget import Widget
 
 from rltop.health.bands import BandTrack
 from rltop.model.series import Series
+from rltop.ui.ansi_text import joined, lines_from_ansi
 from rltop.ui.chart import RGB, Canvas, band_cells, render_figure
 from rltop.view.chart.data import Figure, Overlay, build_figure
 from rltop.view.chart.options import ChartOptions
@@ -28,6 +35,13 @@ OTHER_RUN_CLASSES = tuple(f"detail-chart--other-{i}" for i in range(1, 8))
 """Colours of the other runs overlaid: with this run's own, 8 runs are told apart."""
 PALETTE_SLOTS = ("raw", "smooth", "warn", "crit", "axes", "band", "member",
                  *(f"other-{i}" for i in range(1, 8)))  # fmt: skip
+REUSE_PICTURES = True
+"""Goal served: the dashboard's CPU while a run logs (issue 28), its grid charts redrawn with every
+new point. On: new data whose chart text is the text on screen keeps the picture (no repaint), and
+the strips Textual made of a picture are kept while the picture, the cursor, the size and the style
+are the same. Off: every new data version repaints the chart and every repaint converts the whole
+picture again, and the theme's colours are looked up at every redraw
+(``tests/app/test_app_chart_redraw.py`` compares the frames both ways)."""
 
 
 @dataclass
@@ -76,11 +90,24 @@ class DetailChart(Widget):
         self.figure: Figure | None = None
         self.canvas: Canvas | None = None
         self._cache: tuple[tuple, Text] | None = None
+        self._drawn: tuple[str, tuple, Text, list[Text]] | None = None
+        """(plotext text, band cells, the picture made of them, its lines): a new build with the
+        same text and band is the same picture."""
+        self._strips: tuple[Text, tuple, list[Strip]] | None = None
+        """(picture, what else the strips depend on, the strips Textual made of it)."""
+        self._previous_lines: tuple[Text | None, list[Text]] = (None, [])
+        self._styles: tuple[tuple, dict[str, Style]] = ((), {})
 
     def show(self, data: ChartData) -> None:
-        """Draw ``data`` (a repaint only when its version differs)."""
-        if data.version != self.data.version:
-            self.data = data
+        """Draw ``data`` (a repaint only when its version differs, and only when its picture does)."""
+        if data.version == self.data.version:
+            return
+        self.data = data
+        if not REUSE_PICTURES or self._cache is None or not self.size.area:
+            self.refresh()  # not drawn yet: drawn when it is laid out
+            return
+        before = (self._cache[1], self._cursor_column())
+        if self._picture() is not before[0] or self._cursor_column() != before[1]:
             self.refresh()
 
     def set_cursor(self, x: float | None) -> None:
@@ -93,8 +120,27 @@ class DetailChart(Widget):
         """Colour slot -> RGB from the theme."""
         return {slot: self._rgb(f"detail-chart--{slot}") for slot in PALETTE_SLOTS}
 
+    def component_style(self, component: str) -> Style:
+        """A component's Rich style, kept until the chart is restyled (Textual forgets its own at
+        every refresh and finds each again through the ancestors: 14 of them at every redraw).
+        A new theme looks them up again, as a restyle does."""
+        if not REUSE_PICTURES:
+            return self.get_component_rich_style(component)
+        theme = (self.app.theme, self.app.ansi_color)
+        if self._styles[0] != theme:
+            self._styles = (theme, {})
+        styles = self._styles[1]
+        style = styles.get(component)
+        if style is None:
+            style = styles[component] = self.get_component_rich_style(component)
+        return style
+
+    def notify_style_update(self) -> None:
+        self._styles = ((), {})  # restyled (theme, classes): the components are looked up again
+        super().notify_style_update()
+
     def _rgb(self, component: str) -> RGB:
-        color = self.get_component_rich_style(component).color
+        color = self.component_style(component).color
         if color is None:
             return (128, 128, 128)
         triplet = color.get_truecolor()
@@ -102,36 +148,103 @@ class DetailChart(Widget):
 
     def render(self) -> Text:
         """The chart as text (cached per data version, size and theme), with the cursor column."""
+        text = self._picture()
+        column = self._cursor_column()
+        return text if column is None else self._with_cursor(text, column)
+
+    def render_line(self, y: int) -> Strip:
+        """Line ``y`` of the content: Textual's own strips, kept while the picture, the cursor
+        column, the size and the style are the ones they were made for; a new picture makes strips
+        of the lines that differ from the last one's only."""
+        if not REUSE_PICTURES:
+            return super().render_line(y)
+        picture = self._picture()
+        frame = (self._cursor_column(), self.size, self.visual_style, self.styles.content_align,
+                 self.text_selection)  # fmt: skip
+        kept = self._strips
+        if kept is None or kept[0] is not picture or kept[1] != frame:
+            kept = self._strips = (picture, frame, self._made_strips(picture, frame, kept))
+        strips = kept[2]
+        return strips[y] if y < len(strips) else Strip.blank(self.size.width, self.visual_style.rich_style)
+
+    def _made_strips(
+        self, picture: Text, frame: tuple, kept: tuple[Text, tuple, list[Strip]] | None
+    ) -> list[Strip]:
+        """What `Widget.render_line` draws of ``picture``: Textual's conversion of the whole content,
+        or, for a new picture in the same frame without a cursor, of the lines that changed only
+        (each line is converted on its own, at its own row: the others are left blank for it)."""
+        width, height = self.size
+        column = frame[0]
+        text = picture if column is None else self._with_cursor(picture, column)
+        lines, before = self._lines_of(picture), None if kept is None else self._lines_of(kept[0])
+        reuse = (
+            kept is not None and kept[1] == frame and column is None and lines is not None
+            and before is not None and len(lines) == len(before)
+            and all(line.cell_len <= width for line in lines)
+        )  # fmt: skip
+        if not reuse:
+            return Visual.to_strips(self, visualize(self, text, markup=self._render_markup), width, height,
+                                    self.visual_style)  # fmt: skip
+        changed = [line != old for line, old in zip(lines, before)]
+        if not any(changed):
+            return kept[2]
+        masked = joined(
+            [line if differs else Text() for line, differs in zip(lines, changed)], picture.no_wrap
+        )
+        made = Visual.to_strips(self, visualize(self, masked, markup=self._render_markup), width, height,
+                                self.visual_style)  # fmt: skip
+        if len(made) != len(kept[2]):
+            return Visual.to_strips(self, visualize(self, text, markup=self._render_markup), width, height,
+                                    self.visual_style)  # fmt: skip
+        return [new if differs else old for new, old, differs in zip(made, kept[2], changed)]
+
+    def _lines_of(self, picture: Text) -> list[Text] | None:
+        drawn = self._drawn
+        if drawn is not None and drawn[2] is picture:
+            return drawn[3]
+        return self._previous_lines[1] if self._previous_lines[0] is picture else None
+
+    def _picture(self) -> Text:
+        """The picture without the cursor, for the current data, size and theme."""
         width, height = self.content_size.width, self.content_size.height
         key = (self.data.version, width, height, self.app.theme, self.app.no_color)
         if self._cache is None or self._cache[0] != key:
             self._cache = (key, self._build(width, height))
-        text = self._cache[1]
+        return self._cache[1]
+
+    def _cursor_column(self) -> int | None:
         if self.cursor_x is None or self.canvas is None:
-            return text
-        return self._with_cursor(text, self.canvas.column(self.cursor_x))
+            return None
+        return self.canvas.column(self.cursor_x)
 
     def _build(self, width: int, height: int) -> Text:
         data = self.data
         self.figure, self.canvas = None, None
         if data.main is None or not len(data.main.series):
-            return Text("no points yet", style=self.get_component_rich_style("detail-chart--axes"))
+            return Text("no points yet", style=self.component_style("detail-chart--axes"))
         columns = max(10, 2 * width)  # braille: two dots per cell
         figure = build_figure(
             data.main, data.others, data.options, columns, data.band, data.spans, data.members, self.TICKS
         )
         ansi, canvas = render_figure(figure, width, height, self.palette(), data.legend)
         self.figure, self.canvas = figure, canvas
+        cells = tuple(band_cells(figure, canvas)) if canvas is not None and figure.areas else ()
+        band_color = self.component_style("detail-chart--band").color if cells else None
+        drawn = self._drawn
+        if REUSE_PICTURES and drawn is not None and drawn[0] == ansi and drawn[1] == (cells, band_color):
+            return drawn[2]  # the same picture: the one on screen stays
         # NO_COLOR needs nothing here: Textual's monochrome filter applies to the whole screen.
-        text = Text.from_ansi(ansi, no_wrap=True)
-        if canvas is None or not figure.areas:
-            return text
-        band = Style(bgcolor=self.get_component_rich_style("detail-chart--band").color)
-        lines = text.split("\n", allow_blank=True)
-        for row, start, end in band_cells(figure, canvas):
-            if row < len(lines):
-                lines[row].stylize(band, start, end)
-        return self._joined(lines)
+        lines = lines_from_ansi(ansi)
+        if cells:
+            band = Style(bgcolor=band_color)
+            for row, start, end in cells:
+                if row < len(lines):
+                    lines[row].stylize(band, start, end)
+        text = joined(lines)
+        if drawn is not None:
+            self._previous_lines = (drawn[2], drawn[3])
+        self._drawn = (ansi, (cells, band_color), text, lines)
+        return text
 
     @staticmethod
     def _joined(lines: list[Text]) -> Text:
@@ -142,7 +255,7 @@ class DetailChart(Widget):
     def _with_cursor(self, text: Text, column: int) -> Text:
         canvas = self.canvas
         assert canvas is not None
-        style = self.get_component_rich_style("detail-chart--cursor") or Style(reverse=True)
+        style = self.component_style("detail-chart--cursor") or Style(reverse=True)
         lines = text.split("\n", allow_blank=True)
         for row in range(canvas.top, min(canvas.bottom, len(lines) - 1) + 1):
             lines[row].stylize(style, column, column + 1)

@@ -23,9 +23,14 @@ class GridChart(DetailChart):
     def __init__(self, tag: str) -> None:
         super().__init__(classes="grid-chart")
         self.tag = tag
+        self._title: tuple[str, str, int] | None = None
 
     def set_title(self, label: str, value: str, level: int) -> None:
-        """The border's texts and the level's colour."""
+        """The border's texts and the level's colour (a new title repaints the chart's lines: only
+        when it changed)."""
+        if (label, value, level) == self._title:
+            return
+        self._title = (label, value, level)
         self.border_title = Text.assemble(label, "  ", (value, "bold"))
         self.border_subtitle = Text(LEVEL_NAMES[level]) if level > 0 else None
         for key, css in LEVEL_CLASSES.items():
