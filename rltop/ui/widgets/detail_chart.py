@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.message import Message
 from textual.strip import Strip
+from textual.style import Style as VisualStyle
 from textual.visual import Visual, visualize
 from textual.widget import Widget
 
@@ -96,6 +98,7 @@ class DetailChart(Widget):
         self._strips: tuple[Text, tuple, list[Strip]] | None = None
         """(picture, what else the strips depend on, the strips Textual made of it)."""
         self._previous_lines: tuple[Text | None, list[Text]] = (None, [])
+        self._visuals: dict[Style, VisualStyle] = {}
         self._styles: tuple[tuple, dict[str, Style]] = ((), {})
 
     def show(self, data: ChartData) -> None:
@@ -136,6 +139,7 @@ class DetailChart(Widget):
         return style
 
     def notify_style_update(self) -> None:
+        self._visuals = {}
         self._styles = ((), {})  # restyled (theme, classes): the components are looked up again
         super().notify_style_update()
 
@@ -183,20 +187,74 @@ class DetailChart(Widget):
             and all(line.cell_len <= width for line in lines)
         )  # fmt: skip
         if not reuse:
-            return Visual.to_strips(self, visualize(self, text, markup=self._render_markup), width, height,
-                                    self.visual_style)  # fmt: skip
-        changed = [line != old for line, old in zip(lines, before)]
-        if not any(changed):
-            return kept[2]
-        masked = joined(
-            [line if differs else Text() for line, differs in zip(lines, changed)], picture.no_wrap
-        )
-        made = Visual.to_strips(self, visualize(self, masked, markup=self._render_markup), width, height,
+            return self._converted(text)
+        strips = list(kept[2])
+        changed = [y for y, (line, old) in enumerate(zip(lines, before)) if line != old and y < len(strips)]
+        direct = self.text_selection is None and self.styles.content_align == ("left", "top")
+        direct = direct and self.styles.text_align in ("left", "start")
+        rest = []
+        for y in changed:
+            strip = self._line_strip(lines[y], y, width) if direct else None
+            if strip is None:
+                rest.append(y)
+            else:
+                strips[y] = strip
+        if rest:
+            masked = joined([line if y in rest else Text() for y, line in enumerate(lines)], picture.no_wrap)
+            made = self._converted(masked)
+            if len(made) != len(strips):
+                return self._converted(text)
+            for y in rest:
+                strips[y] = made[y]
+        return strips
+
+    def _converted(self, text: Text) -> list[Strip]:
+        """Textual's strips of ``text`` as the widget's content (what `Widget.render_line` draws)."""
+        width, height = self.size
+        return Visual.to_strips(self, visualize(self, text, markup=self._render_markup), width, height,
                                 self.visual_style)  # fmt: skip
-        if len(made) != len(kept[2]):
-            return Visual.to_strips(self, visualize(self, text, markup=self._render_markup), width, height,
-                                    self.visual_style)  # fmt: skip
-        return [new if differs else old for new, old, differs in zip(made, kept[2], changed)]
+
+    def _line_strip(self, line: Text, y: int, width: int) -> Strip | None:
+        """Textual's strip of one line of a picture at row ``y``, made as Textual makes it (each run of
+        the line on the widget's style, a coloured run's colour over that, with its offset for
+        selection), for a line of colour runs exactly as wide as the chart; None for any other."""
+        if line.cell_len != width or line.style:
+            return None
+        spans = line.spans
+        if any(not isinstance(span.style, Style) for span in spans):
+            return None
+        if any(a.end > b.start for a, b in zip(spans, spans[1:])):
+            return None  # overlapping or out of order (a band, a cursor): Textual combines them
+        base = self.visual_style
+        plain = base + base
+        visuals = self._visuals
+        text = line.plain
+        segments = []
+        x = 0
+        for start, end, style in [*self._runs(spans, len(text))]:
+            if style is None:
+                combined = plain
+            else:
+                visual = visuals.get(style)
+                if visual is None:
+                    visual = visuals[style] = VisualStyle.from_rich_style(style, self.app.ansi_theme)
+                combined = base + (base + visual)
+            segments.append(Segment(text[start:end], combined.rich_style_with_offset(x, y)))
+            x += end - start
+        return Strip(segments, width)
+
+    @staticmethod
+    def _runs(spans: list, length: int):
+        """(start, end, style or None) of the runs of a line whose spans do not overlap."""
+        position = 0
+        for span in spans:
+            if span.start > position:
+                yield position, span.start, None
+            if span.end > span.start:
+                yield span.start, span.end, span.style
+            position = span.end
+        if position < length:
+            yield position, length, None
 
     def _lines_of(self, picture: Text) -> list[Text] | None:
         drawn = self._drawn
