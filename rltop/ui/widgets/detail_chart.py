@@ -14,12 +14,14 @@ repaints the chart without turning its text into lines again (`REUSE_PICTURES`).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
 from textual.style import Style as VisualStyle
@@ -37,12 +39,13 @@ OTHER_RUN_CLASSES = tuple(f"detail-chart--other-{i}" for i in range(1, 8))
 """Colours of the other runs overlaid: with this run's own, 8 runs are told apart."""
 PALETTE_SLOTS = ("raw", "smooth", "warn", "crit", "axes", "band", "member",
                  *(f"other-{i}" for i in range(1, 8)))  # fmt: skip
-REUSE_PICTURES = True
+REUSE_PICTURES = os.environ.get("RLTOP_PLAIN_CHARTS", "") != "1"
 """Goal served: the dashboard's CPU while a run logs (issue 28), its grid charts redrawn with every
-new point. On: new data whose chart text is the text on screen keeps the picture (no repaint), and
-the strips Textual made of a picture are kept while the picture, the cursor, the size and the style
-are the same. Off: every new data version repaints the chart and every repaint converts the whole
-picture again, and the theme's colours are looked up at every redraw
+new point. On: new data whose chart text is the text on screen keeps the picture (no repaint); a
+new picture repaints only the rows that changed, and makes strips of those rows only (directly, as
+Textual makes them, for rows of plain colour runs); a new title repaints the border only; the
+theme's colours are looked up once per theme. Off (``RLTOP_PLAIN_CHARTS=1``, read at import): every
+new data version or title repaints the whole chart, and every repaint converts the whole picture
 (``tests/app/test_app_chart_redraw.py`` compares the frames both ways)."""
 
 
@@ -110,8 +113,22 @@ class DetailChart(Widget):
             self.refresh()  # not drawn yet: drawn when it is laid out
             return
         before = (self._cache[1], self._cursor_column())
-        if self._picture() is not before[0] or self._cursor_column() != before[1]:
+        picture = self._picture()
+        if picture is before[0] and self._cursor_column() == before[1]:
+            return
+        rows = self._changed_rows(picture, before[0]) if self._cursor_column() == before[1] else None
+        if rows is None:
             self.refresh()
+        elif rows:
+            width = self.size.width
+            self.refresh(*(Region(0, row, width, 1) for row in rows))
+
+    def _changed_rows(self, picture: Text, before: Text) -> list[int] | None:
+        """The rows of ``picture`` that differ from ``before`` (None: not known, all of them)."""
+        lines, old = self._lines_of(picture), self._lines_of(before)
+        if lines is None or old is None or len(lines) != len(old):
+            return None
+        return [row for row, (line, was) in enumerate(zip(lines, old)) if line != was]
 
     def set_cursor(self, x: float | None) -> None:
         """Highlight the column of ``x`` (None: no cursor)."""
