@@ -18,8 +18,9 @@ import os
 import re
 
 from rich.ansi import AnsiDecoder
+from rich.control import strip_control_codes
 from rich.style import Style
-from rich.text import Text
+from rich.text import Span, Text
 
 ENABLED = os.environ.get("RLTOP_PLAIN_CHARTS", "") != "1"
 """Decode charts' texts here (False: with `Text.from_ansi`)."""
@@ -67,13 +68,19 @@ def lines_from_ansi(ansi: str) -> list[Text]:
     style = Style.null()
     lines = []
     for line in _LINES.split(ansi):
-        text = Text()
-        append = text.append
-        parts = _SGR.split(line.rstrip("\n"))
-        for index, part in enumerate(parts):
+        # What Text.append does for each run (control codes stripped, a span for a styled run),
+        # the line made at once.
+        plain: list[str] = []
+        spans: list[Span] = []
+        offset = 0
+        for index, part in enumerate(_SGR.split(line.rstrip("\n"))):
             if index % 2:
                 style = _style_after(style, part)
             elif part:
-                append(part, style or None)
-        lines.append(text)
+                part = strip_control_codes(part)
+                if style:
+                    spans.append(Span(offset, offset + len(part), style))
+                plain.append(part)
+                offset += len(part)
+        lines.append(Text("".join(plain), spans=spans))
     return lines

@@ -49,6 +49,23 @@ new data version or title repaints the whole chart, and every repaint converts t
 (``tests/app/test_app_chart_redraw.py`` compares the frames both ways)."""
 
 
+class Picture:
+    """A chart's picture: its lines (None for a message such as "no points yet"), and the text they
+    make, joined when first asked for (Textual's conversion of the whole picture, the cursor)."""
+
+    __slots__ = ("lines", "_text")
+
+    def __init__(self, lines: list[Text] | None, text: Text | None = None) -> None:
+        self.lines, self._text = lines, text
+
+    @property
+    def text(self) -> Text:
+        """The picture as one Text."""
+        if self._text is None:
+            self._text = joined(self.lines or [])
+        return self._text
+
+
 @dataclass
 class ChartData:
     """Everything a chart draws; a new object (or a new version) means redraw."""
@@ -94,13 +111,12 @@ class DetailChart(Widget):
         self.cursor_x: float | None = None
         self.figure: Figure | None = None
         self.canvas: Canvas | None = None
-        self._cache: tuple[tuple, Text] | None = None
-        self._drawn: tuple[str, tuple, Text, list[Text]] | None = None
-        """(plotext text, band cells, the picture made of them, its lines): a new build with the
-        same text and band is the same picture."""
-        self._strips: tuple[Text, tuple, list[Strip]] | None = None
+        self._cache: tuple[tuple, Picture] | None = None
+        self._drawn: tuple[str, tuple, Picture] | None = None
+        """(plotext text, band cells, the picture made of them): a new build with the same text and
+        band is the same picture."""
+        self._strips: tuple[Picture, tuple, list[Strip]] | None = None
         """(picture, what else the strips depend on, the strips Textual made of it)."""
-        self._previous_lines: tuple[Text | None, list[Text]] = (None, [])
         self._visuals: dict[Style, VisualStyle] = {}
         self._styles: tuple[tuple, dict[str, Style]] = ((), {})
 
@@ -123,9 +139,9 @@ class DetailChart(Widget):
             width = self.size.width
             self.refresh(*(Region(0, row, width, 1) for row in rows))
 
-    def _changed_rows(self, picture: Text, before: Text) -> list[int] | None:
+    def _changed_rows(self, picture: Picture, before: Picture) -> list[int] | None:
         """The rows of ``picture`` that differ from ``before`` (None: not known, all of them)."""
-        lines, old = self._lines_of(picture), self._lines_of(before)
+        lines, old = picture.lines, before.lines
         if lines is None or old is None or len(lines) != len(old):
             return None
         return [row for row, (line, was) in enumerate(zip(lines, old)) if line != was]
@@ -169,7 +185,7 @@ class DetailChart(Widget):
 
     def render(self) -> Text:
         """The chart as text (cached per data version, size and theme), with the cursor column."""
-        text = self._picture()
+        text = self._picture().text
         column = self._cursor_column()
         return text if column is None else self._with_cursor(text, column)
 
@@ -189,22 +205,23 @@ class DetailChart(Widget):
         return strips[y] if y < len(strips) else Strip.blank(self.size.width, self.visual_style.rich_style)
 
     def _made_strips(
-        self, picture: Text, frame: tuple, kept: tuple[Text, tuple, list[Strip]] | None
+        self, picture: Picture, frame: tuple, kept: tuple[Picture, tuple, list[Strip]] | None
     ) -> list[Strip]:
         """What `Widget.render_line` draws of ``picture``: Textual's conversion of the whole content,
         or, for a new picture in the same frame without a cursor, of the lines that changed only
         (each line is converted on its own, at its own row: the others are left blank for it)."""
-        width, height = self.size
+        width = self.size.width
         column = frame[0]
-        text = picture if column is None else self._with_cursor(picture, column)
-        lines, before = self._lines_of(picture), None if kept is None else self._lines_of(kept[0])
+        lines, before = picture.lines, None if kept is None else kept[0].lines
         reuse = (
             kept is not None and kept[1] == frame and column is None and lines is not None
             and before is not None and len(lines) == len(before)
             and all(line.cell_len <= width for line in lines)
         )  # fmt: skip
         if not reuse:
-            return self._converted(text)
+            return self._converted(
+                picture.text if column is None else self._with_cursor(picture.text, column)
+            )
         strips = list(kept[2])
         changed = [y for y, (line, old) in enumerate(zip(lines, before)) if line != old and y < len(strips)]
         direct = self.text_selection is None and self.styles.content_align == ("left", "top")
@@ -217,10 +234,10 @@ class DetailChart(Widget):
             else:
                 strips[y] = strip
         if rest:
-            masked = joined([line if y in rest else Text() for y, line in enumerate(lines)], picture.no_wrap)
+            masked = joined([line if y in rest else Text() for y, line in enumerate(lines)])
             made = self._converted(masked)
             if len(made) != len(strips):
-                return self._converted(text)
+                return self._converted(picture.text)
             for y in rest:
                 strips[y] = made[y]
         return strips
@@ -273,13 +290,7 @@ class DetailChart(Widget):
         if position < length:
             yield position, length, None
 
-    def _lines_of(self, picture: Text) -> list[Text] | None:
-        drawn = self._drawn
-        if drawn is not None and drawn[2] is picture:
-            return drawn[3]
-        return self._previous_lines[1] if self._previous_lines[0] is picture else None
-
-    def _picture(self) -> Text:
+    def _picture(self) -> Picture:
         """The picture without the cursor, for the current data, size and theme."""
         width, height = self.content_size.width, self.content_size.height
         key = (self.data.version, width, height, self.app.theme, self.app.no_color)
@@ -292,11 +303,11 @@ class DetailChart(Widget):
             return None
         return self.canvas.column(self.cursor_x)
 
-    def _build(self, width: int, height: int) -> Text:
+    def _build(self, width: int, height: int) -> Picture:
         data = self.data
         self.figure, self.canvas = None, None
         if data.main is None or not len(data.main.series):
-            return Text("no points yet", style=self.component_style("detail-chart--axes"))
+            return Picture(None, Text("no points yet", style=self.component_style("detail-chart--axes")))
         columns = max(10, 2 * width)  # braille: two dots per cell
         figure = build_figure(
             data.main, data.others, data.options, columns, data.band, data.spans, data.members, self.TICKS
@@ -315,11 +326,9 @@ class DetailChart(Widget):
             for row, start, end in cells:
                 if row < len(lines):
                     lines[row].stylize(band, start, end)
-        text = joined(lines)
-        if drawn is not None:
-            self._previous_lines = (drawn[2], drawn[3])
-        self._drawn = (ansi, (cells, band_color), text, lines)
-        return text
+        picture = Picture(lines)
+        self._drawn = (ansi, (cells, band_color), picture)
+        return picture
 
     @staticmethod
     def _joined(lines: list[Text]) -> Text:
