@@ -3,6 +3,7 @@
     python benchmarks/bench_ui.py            # fixture run + 900k + 6M scalar logs, 60 s idle CPU
     python benchmarks/bench_ui.py --quick    # fixture run + 900k log, 15 s idle CPU
     python benchmarks/bench_ui.py --sizes 200x50   # only the chart grid's size
+    python benchmarks/bench_ui.py --runs-only --repeat 1   # only 200 runs left open, idle CPU
 
 Each case starts the installed ``rltop PATH`` in a detached tmux pane (a real terminal; by
 default 100 x 30, the cards only, and 200 x 50, where the chart grid is on) and polls
@@ -219,6 +220,7 @@ def main() -> None:
     parser.add_argument(
         "--sizes", default="100x30,200x50", help="pane sizes, comma-separated (200x50: the chart grid is on)"
     )
+    parser.add_argument("--runs-only", action="store_true", help="only the 200-run case (idle CPU goal)")
     args = parser.parse_args()
     repeat = max(args.repeat, 1)
     sizes_wanted = [tuple(int(n) for n in size.split("x")) for size in args.sizes.split(",")]
@@ -233,6 +235,8 @@ def main() -> None:
         ("200 runs (fixtures)", many_runs(200), None),
     ]
     sizes = ("medium",) if args.quick and not args.large else ("medium", "large")
+    if args.runs_only:
+        cases, sizes = cases[1:], ()
     for size in sizes:
         directory = write_log(size)
         steps = 30_000 if size == "medium" else 100_000

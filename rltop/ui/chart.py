@@ -16,6 +16,7 @@ data -> text (ANSI); the widgets turn it into Rich text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ from rltop.view.chart.data import Figure
 RGB = tuple[int, int, int]
 SPAN_GLYPH = "▁"
 """Episodes of a finding: a bar along the bottom edge of the plot, in the level's colour."""
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass(frozen=True)
@@ -95,14 +97,29 @@ def band_cells(figure: Figure, canvas: Canvas) -> list[tuple[int, int, int]]:
 def render_figure(
     figure: Figure, width: int, height: int, palette: Mapping[str, RGB], legend: bool
 ) -> tuple[str, Canvas | None]:
-    """Draw ``figure`` at ``width`` x ``height`` cells: plotext's ANSI text and its plot area."""
-    import plotext as plt  # imported on first use: the dashboard must start fast
+    """Draw ``figure`` at ``width`` x ``height`` cells: plotext's ANSI text and its plot area.
+
+    The text comes from `rltop.ui.plot_text` (the same text, drawn with numpy) where it covers the
+    figure, from plotext itself otherwise.
+    """
+    from rltop.ui.plot_text import render_text
 
     if figure.empty:
         return "", None
+    width, height = max(10, width), max(5, height)
+    text = render_text(figure, width, height, palette, legend, SPAN_GLYPH)
+    if text is None:
+        text = plotext_text(figure, width, height, palette, legend)
+    return text, _canvas(_ANSI.sub("", text), figure.xlim)
+
+
+def plotext_text(figure: Figure, width: int, height: int, palette: Mapping[str, RGB], legend: bool) -> str:
+    """plotext's text of ``figure`` at ``width`` x ``height`` (at least 10 x 5) cells."""
+    import plotext as plt  # imported on first use: the dashboard must start fast
+
     plt.clf()
     plt.limitsize(False, False)  # plotext would clip to the real terminal, not the widget
-    plt.plotsize(max(10, width), max(5, height))
+    plt.plotsize(width, height)
     plt.theme("clear")
     plt.axes_color("default")
     plt.canvas_color("default")
@@ -130,8 +147,7 @@ def render_figure(
         plt.xticks(*figure.xticks)
     if figure.yticks[0]:
         plt.yticks(*figure.yticks)
-    text = plt.build()
-    return text, _canvas(plt.uncolorize(text), figure.xlim)
+    return plt.build()
 
 
 def _canvas(plain: str, xlim: tuple[float, float]) -> Canvas | None:

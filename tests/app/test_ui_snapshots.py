@@ -32,7 +32,7 @@ def utc(monkeypatch):
 def _grid_drawn(app) -> bool:
     grid = app.dashboard.grid
     return not grid.display or (
-        not grid.pending and bool(grid.charts) and all(chart.data.main is not None for chart in grid.charts)
+        bool(grid.charts) and all(chart.data.main is not None for chart in grid.charts)
     )
 
 

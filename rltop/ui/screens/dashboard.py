@@ -287,7 +287,7 @@ class DashboardScreen(Screen):
         if isinstance(focused, AlertItem):
             return focused not in self.alerts.items
         if self.board in focused.ancestors:  # a card (not imported here: it pulls in numpy)
-            return focused not in self.board.cards
+            return not self.board.holds(focused)
         return False
 
     def _initial_focus(self) -> None:
@@ -307,7 +307,7 @@ class DashboardScreen(Screen):
     def focused_tag(self) -> str | None:
         """The metric under the cursor (a card, or the alert of a metric)."""
         focused = self.focused
-        if focused is not None and focused in self.board.cards:
+        if focused is not None and self.board.holds(focused):
             return focused.tag
         if isinstance(focused, AlertItem):
             return focused.finding.tag

@@ -2,27 +2,23 @@
 
 The dashboard decides whether there is a grid and what it holds (`rltop.ui.logic.grid_layout`); this
 widget lays out one `GridChart` per metric in equal columns and rows, rebuilding its charts only
-when the metrics change and redrawing a chart only when its data does. While a run is training,
-new points redraw the charts at most every `REDRAW_EVERY` seconds (a plotext chart of a long
-series costs 15–40 ms; the cards and alerts keep their four repaints a second).
+when the metrics change. Every repaint hands each chart its newest data, as the cards get theirs:
+a chart whose picture is the same (a new point that moves no dot) draws nothing
+(`rltop.ui.widgets.detail_chart`), and drawing one is cheap (`rltop.ui.plot_text`), so the charts
+are never held back behind the cards. (They were, up to 2 s, while a plotext chart of a long series
+cost 15–40 ms.)
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from textual.timer import Timer
 from textual.widget import Widget
 
 if TYPE_CHECKING:  # the charts draw with numpy and plotext; the dashboard paints before they load
     from rltop.ui.widgets.detail_chart import ChartData
     from rltop.ui.widgets.grid_chart import GridChart
-
-
-REDRAW_EVERY = 2.0
-"""Seconds between two redraws of the charts caused by new points."""
 
 
 @dataclass
@@ -43,14 +39,6 @@ class ChartGrid(Widget):
         super().__init__(id=id)
         self.tags: list[str] = []
         self.shape = (0, 0, 0)
-        self._drawn_at = float("-inf")
-        self._pending: list[GridPiece] | None = None
-        self._timer: Timer | None = None
-
-    @property
-    def pending(self) -> bool:
-        """New data waits for the next redraw."""
-        return self._pending is not None
 
     @property
     def charts(self) -> list[GridChart]:
@@ -64,20 +52,6 @@ class ChartGrid(Widget):
         from rltop.ui.widgets.grid_chart import GridChart
 
         tags = [piece.tag for piece in pieces]
-        if tags == self.tags and shape == self.shape:
-            charts = self.charts
-            if all(chart.data.version == piece.data.version for chart, piece in zip(charts, pieces)):
-                self._pending = None  # nothing new (the header's clock ticked)
-                return
-            wait = self._drawn_at + REDRAW_EVERY - time.monotonic()
-            if wait > 0:
-                for chart, piece in zip(charts, pieces):  # titles are cheap: the last value is now
-                    chart.set_title(piece.label, piece.value, piece.level)
-                self._pending = pieces
-                if self._timer is None:
-                    self._timer = self.set_timer(wait, self._draw_pending)
-                return
-        self._pending = None
         if tags != self.tags:
             self.tags = tags
             with self.app.batch_update():
@@ -93,13 +67,6 @@ class ChartGrid(Widget):
         self._draw(pieces)
 
     def _draw(self, pieces: list[GridPiece]) -> None:
-        self._drawn_at = time.monotonic()
         for chart, piece in zip(self.charts, pieces):
             chart.set_title(piece.label, piece.value, piece.level)
-            chart.show(piece.data)
-
-    def _draw_pending(self) -> None:
-        self._timer = None
-        pieces, self._pending = self._pending, None
-        if pieces is not None and [piece.tag for piece in pieces] == self.tags:
-            self._draw(pieces)
+            chart.show(piece.data)  # (nothing to do when its data version is the one drawn)

@@ -6,20 +6,31 @@ picture is cached per data version, size and theme: nothing is rebuilt while not
 cursor (the detail screen's) is a highlighted column over the cached picture, so moving it costs
 no redraw. A click or the mouse moving over the plot is turned into an x value (`Pointed`), as
 TensorBoard's hover readout follows the mouse.
+
+New data whose picture is the picture on screen (a point of a long series that moves no dot) draws
+nothing, and the lines of a picture on screen are kept: a new title on the border, or a restyle,
+repaints the chart without turning its text into lines again (`REUSE_PICTURES`).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.geometry import Region
 from textual.message import Message
+from textual.strip import Strip
+from textual.style import Style as VisualStyle
+from textual.visual import Visual, visualize
 from textual.widget import Widget
 
 from rltop.health.bands import BandTrack
 from rltop.model.series import Series
+from rltop.ui.ansi_text import joined, lines_from_ansi
 from rltop.ui.chart import RGB, Canvas, band_cells, render_figure
 from rltop.view.chart.data import Figure, Overlay, build_figure
 from rltop.view.chart.options import ChartOptions
@@ -28,6 +39,31 @@ OTHER_RUN_CLASSES = tuple(f"detail-chart--other-{i}" for i in range(1, 8))
 """Colours of the other runs overlaid: with this run's own, 8 runs are told apart."""
 PALETTE_SLOTS = ("raw", "smooth", "warn", "crit", "axes", "band", "member",
                  *(f"other-{i}" for i in range(1, 8)))  # fmt: skip
+REUSE_PICTURES = os.environ.get("RLTOP_PLAIN_CHARTS", "") != "1"
+"""Goal served: the dashboard's CPU while a run logs (issue 28), its grid charts redrawn with every
+new point. On: new data whose chart text is the text on screen keeps the picture (no repaint); a
+new picture repaints only the rows that changed, and makes strips of those rows only (directly, as
+Textual makes them, for rows of plain colour runs); a new title repaints the border only; the
+theme's colours are looked up once per theme. Off (``RLTOP_PLAIN_CHARTS=1``, read at import): every
+new data version or title repaints the whole chart, and every repaint converts the whole picture
+(``tests/app/test_app_chart_redraw.py`` compares the frames both ways)."""
+
+
+class Picture:
+    """A chart's picture: its lines (None for a message such as "no points yet"), and the text they
+    make, joined when first asked for (Textual's conversion of the whole picture, the cursor)."""
+
+    __slots__ = ("lines", "_text")
+
+    def __init__(self, lines: list[Text] | None, text: Text | None = None) -> None:
+        self.lines, self._text = lines, text
+
+    @property
+    def text(self) -> Text:
+        """The picture as one Text."""
+        if self._text is None:
+            self._text = joined(self.lines or [])
+        return self._text
 
 
 @dataclass
@@ -75,13 +111,40 @@ class DetailChart(Widget):
         self.cursor_x: float | None = None
         self.figure: Figure | None = None
         self.canvas: Canvas | None = None
-        self._cache: tuple[tuple, Text] | None = None
+        self._cache: tuple[tuple, Picture] | None = None
+        self._drawn: tuple[str, tuple, Picture] | None = None
+        """(plotext text, band cells, the picture made of them): a new build with the same text and
+        band is the same picture."""
+        self._strips: tuple[Picture, tuple, list[Strip]] | None = None
+        """(picture, what else the strips depend on, the strips Textual made of it)."""
+        self._visuals: dict[Style, VisualStyle] = {}
+        self._styles: tuple[tuple, dict[str, Style]] = ((), {})
 
     def show(self, data: ChartData) -> None:
-        """Draw ``data`` (a repaint only when its version differs)."""
-        if data.version != self.data.version:
-            self.data = data
+        """Draw ``data`` (a repaint only when its version differs, and only when its picture does)."""
+        if data.version == self.data.version:
+            return
+        self.data = data
+        if not REUSE_PICTURES or self._cache is None or not self.size.area:
+            self.refresh()  # not drawn yet: drawn when it is laid out
+            return
+        before = (self._cache[1], self._cursor_column())
+        picture = self._picture()
+        if picture is before[0] and self._cursor_column() == before[1]:
+            return
+        rows = self._changed_rows(picture, before[0]) if self._cursor_column() == before[1] else None
+        if rows is None:
             self.refresh()
+        elif rows:
+            width = self.size.width
+            self.refresh(*(Region(0, row, width, 1) for row in rows))
+
+    def _changed_rows(self, picture: Picture, before: Picture) -> list[int] | None:
+        """The rows of ``picture`` that differ from ``before`` (None: not known, all of them)."""
+        lines, old = picture.lines, before.lines
+        if lines is None or old is None or len(lines) != len(old):
+            return None
+        return [row for row, (line, was) in enumerate(zip(lines, old)) if line != was]
 
     def set_cursor(self, x: float | None) -> None:
         """Highlight the column of ``x`` (None: no cursor)."""
@@ -93,8 +156,28 @@ class DetailChart(Widget):
         """Colour slot -> RGB from the theme."""
         return {slot: self._rgb(f"detail-chart--{slot}") for slot in PALETTE_SLOTS}
 
+    def component_style(self, component: str) -> Style:
+        """A component's Rich style, kept until the chart is restyled (Textual forgets its own at
+        every refresh and finds each again through the ancestors: 14 of them at every redraw).
+        A new theme looks them up again, as a restyle does."""
+        if not REUSE_PICTURES:
+            return self.get_component_rich_style(component)
+        theme = (self.app.theme, self.app.ansi_color)
+        if self._styles[0] != theme:
+            self._styles = (theme, {})
+        styles = self._styles[1]
+        style = styles.get(component)
+        if style is None:
+            style = styles[component] = self.get_component_rich_style(component)
+        return style
+
+    def notify_style_update(self) -> None:
+        self._visuals = {}
+        self._styles = ((), {})  # restyled (theme, classes): the components are looked up again
+        super().notify_style_update()
+
     def _rgb(self, component: str) -> RGB:
-        color = self.get_component_rich_style(component).color
+        color = self.component_style(component).color
         if color is None:
             return (128, 128, 128)
         triplet = color.get_truecolor()
@@ -102,36 +185,150 @@ class DetailChart(Widget):
 
     def render(self) -> Text:
         """The chart as text (cached per data version, size and theme), with the cursor column."""
+        text = self._picture().text
+        column = self._cursor_column()
+        return text if column is None else self._with_cursor(text, column)
+
+    def render_line(self, y: int) -> Strip:
+        """Line ``y`` of the content: Textual's own strips, kept while the picture, the cursor
+        column, the size and the style are the ones they were made for; a new picture makes strips
+        of the lines that differ from the last one's only."""
+        if not REUSE_PICTURES:
+            return super().render_line(y)
+        picture = self._picture()
+        frame = (self._cursor_column(), self.size, self.visual_style, self.styles.content_align,
+                 self.text_selection)  # fmt: skip
+        kept = self._strips
+        if kept is None or kept[0] is not picture or kept[1] != frame:
+            kept = self._strips = (picture, frame, self._made_strips(picture, frame, kept))
+        strips = kept[2]
+        return strips[y] if y < len(strips) else Strip.blank(self.size.width, self.visual_style.rich_style)
+
+    def _made_strips(
+        self, picture: Picture, frame: tuple, kept: tuple[Picture, tuple, list[Strip]] | None
+    ) -> list[Strip]:
+        """What `Widget.render_line` draws of ``picture``: Textual's conversion of the whole content,
+        or, for a new picture in the same frame without a cursor, of the lines that changed only
+        (each line is converted on its own, at its own row: the others are left blank for it)."""
+        width = self.size.width
+        column = frame[0]
+        lines, before = picture.lines, None if kept is None else kept[0].lines
+        reuse = (
+            kept is not None and kept[1] == frame and column is None and lines is not None
+            and before is not None and len(lines) == len(before)
+            and all(line.cell_len <= width for line in lines)
+        )  # fmt: skip
+        if not reuse:
+            return self._converted(
+                picture.text if column is None else self._with_cursor(picture.text, column)
+            )
+        strips = list(kept[2])
+        changed = [y for y, (line, old) in enumerate(zip(lines, before)) if line != old and y < len(strips)]
+        direct = self.text_selection is None and self.styles.content_align == ("left", "top")
+        direct = direct and self.styles.text_align in ("left", "start")
+        rest = []
+        for y in changed:
+            strip = self._line_strip(lines[y], y, width) if direct else None
+            if strip is None:
+                rest.append(y)
+            else:
+                strips[y] = strip
+        if rest:
+            masked = joined([line if y in rest else Text() for y, line in enumerate(lines)])
+            made = self._converted(masked)
+            if len(made) != len(strips):
+                return self._converted(picture.text)
+            for y in rest:
+                strips[y] = made[y]
+        return strips
+
+    def _converted(self, text: Text) -> list[Strip]:
+        """Textual's strips of ``text`` as the widget's content (what `Widget.render_line` draws)."""
+        width, height = self.size
+        return Visual.to_strips(self, visualize(self, text, markup=self._render_markup), width, height,
+                                self.visual_style)  # fmt: skip
+
+    def _line_strip(self, line: Text, y: int, width: int) -> Strip | None:
+        """Textual's strip of one line of a picture at row ``y``, made as Textual makes it (each run of
+        the line on the widget's style, a coloured run's colour over that, with its offset for
+        selection), for a line of colour runs exactly as wide as the chart; None for any other."""
+        if line.cell_len != width or line.style:
+            return None
+        spans = line.spans
+        if any(not isinstance(span.style, Style) for span in spans):
+            return None
+        if any(a.end > b.start for a, b in zip(spans, spans[1:])):
+            return None  # overlapping or out of order (a band, a cursor): Textual combines them
+        base = self.visual_style
+        plain = base + base
+        visuals = self._visuals
+        text = line.plain
+        segments = []
+        x = 0
+        for start, end, style in [*self._runs(spans, len(text))]:
+            if style is None:
+                combined = plain
+            else:
+                visual = visuals.get(style)
+                if visual is None:
+                    visual = visuals[style] = VisualStyle.from_rich_style(style, self.app.ansi_theme)
+                combined = base + (base + visual)
+            segments.append(Segment(text[start:end], combined.rich_style_with_offset(x, y)))
+            x += end - start
+        return Strip(segments, width)
+
+    @staticmethod
+    def _runs(spans: list, length: int):
+        """(start, end, style or None) of the runs of a line whose spans do not overlap."""
+        position = 0
+        for span in spans:
+            if span.start > position:
+                yield position, span.start, None
+            if span.end > span.start:
+                yield span.start, span.end, span.style
+            position = span.end
+        if position < length:
+            yield position, length, None
+
+    def _picture(self) -> Picture:
+        """The picture without the cursor, for the current data, size and theme."""
         width, height = self.content_size.width, self.content_size.height
         key = (self.data.version, width, height, self.app.theme, self.app.no_color)
         if self._cache is None or self._cache[0] != key:
             self._cache = (key, self._build(width, height))
-        text = self._cache[1]
-        if self.cursor_x is None or self.canvas is None:
-            return text
-        return self._with_cursor(text, self.canvas.column(self.cursor_x))
+        return self._cache[1]
 
-    def _build(self, width: int, height: int) -> Text:
+    def _cursor_column(self) -> int | None:
+        if self.cursor_x is None or self.canvas is None:
+            return None
+        return self.canvas.column(self.cursor_x)
+
+    def _build(self, width: int, height: int) -> Picture:
         data = self.data
         self.figure, self.canvas = None, None
         if data.main is None or not len(data.main.series):
-            return Text("no points yet", style=self.get_component_rich_style("detail-chart--axes"))
+            return Picture(None, Text("no points yet", style=self.component_style("detail-chart--axes")))
         columns = max(10, 2 * width)  # braille: two dots per cell
         figure = build_figure(
             data.main, data.others, data.options, columns, data.band, data.spans, data.members, self.TICKS
         )
         ansi, canvas = render_figure(figure, width, height, self.palette(), data.legend)
         self.figure, self.canvas = figure, canvas
+        cells = tuple(band_cells(figure, canvas)) if canvas is not None and figure.areas else ()
+        band_color = self.component_style("detail-chart--band").color if cells else None
+        drawn = self._drawn
+        if REUSE_PICTURES and drawn is not None and drawn[0] == ansi and drawn[1] == (cells, band_color):
+            return drawn[2]  # the same picture: the one on screen stays
         # NO_COLOR needs nothing here: Textual's monochrome filter applies to the whole screen.
-        text = Text.from_ansi(ansi, no_wrap=True)
-        if canvas is None or not figure.areas:
-            return text
-        band = Style(bgcolor=self.get_component_rich_style("detail-chart--band").color)
-        lines = text.split("\n", allow_blank=True)
-        for row, start, end in band_cells(figure, canvas):
-            if row < len(lines):
-                lines[row].stylize(band, start, end)
-        return self._joined(lines)
+        lines = lines_from_ansi(ansi)
+        if cells:
+            band = Style(bgcolor=band_color)
+            for row, start, end in cells:
+                if row < len(lines):
+                    lines[row].stylize(band, start, end)
+        picture = Picture(lines)
+        self._drawn = (ansi, (cells, band_color), picture)
+        return picture
 
     @staticmethod
     def _joined(lines: list[Text]) -> Text:
@@ -142,7 +339,7 @@ class DetailChart(Widget):
     def _with_cursor(self, text: Text, column: int) -> Text:
         canvas = self.canvas
         assert canvas is not None
-        style = self.get_component_rich_style("detail-chart--cursor") or Style(reverse=True)
+        style = self.component_style("detail-chart--cursor") or Style(reverse=True)
         lines = text.split("\n", allow_blank=True)
         for row in range(canvas.top, min(canvas.bottom, len(lines) - 1) + 1):
             lines[row].stylize(style, column, column + 1)

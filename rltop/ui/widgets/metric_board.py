@@ -92,11 +92,17 @@ class MetricBoard(VerticalScroll, can_focus=False):
         """The card of ``tag``, if shown."""
         return next((card for card in self.cards if card.tag == tag), None)
 
+    def holds(self, widget: object) -> bool:
+        """Whether ``widget`` is one of the board's cards (looked up by its tag: querying the groups
+        for their cards at every repaint cost 2 ms)."""
+        tag = getattr(widget, "tag", None)
+        return isinstance(tag, str) and self._by_tag.get(tag) is widget
+
     @property
     def focused_tag(self) -> str | None:
         """The tag of the card that has focus."""
         focused = self.screen.focused if self.is_attached else None
-        return focused.tag if focused is not None and focused in self.cards else None
+        return focused.tag if focused is not None and self.holds(focused) else None
 
     async def show(self, grouped: list[tuple[str, list[MetricView]]], focus_tag: str | None = None) -> None:
         """Show these groups of cards: rebuilt when the tags changed, updated in place otherwise."""
