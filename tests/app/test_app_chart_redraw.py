@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers.ui import wait_until
+from helpers.paths import FIXTURES
+from helpers.ui import cli_app, wait_until
 
 from rltop.ingest.feed import ChangeBatch, PointsBatch
 from rltop.model.run import Store
@@ -57,7 +58,7 @@ async def _frames(monkeypatch, shortcuts: bool) -> list[list]:
     store = Store()
     store.run("run", "/logs/run")
     clock = [START + HISTORY + 1.0]
-    app = RltopApp(["/logs"], store=store, clock=lambda: clock[0], theme="rltop-dark")
+    app = cli_app(str(FIXTURES), "--theme", "rltop-dark", store=store, clock=lambda: clock[0])
     frames: list[tuple[int, list]] = []
     repaint = app._repaint
 
@@ -117,7 +118,7 @@ async def _after_theme(monkeypatch, shortcuts: bool, theme: str) -> list[list]:
     monkeypatch.setattr(detail_chart, "REUSE_PICTURES", shortcuts)
     store = Store()
     store.run("run", "/logs/run")
-    app = RltopApp(["/logs"], store=store, clock=lambda: START + HISTORY + 1.0, theme="rltop-dark")
+    app = cli_app(str(FIXTURES), "--theme", "rltop-dark", store=store, clock=lambda: START + HISTORY + 1.0)
     async with app.run_test(size=(200, 50)) as pilot:
         app.post_message(LiveBatch(_batch(1, HISTORY)))
         grid = app.dashboard.grid
