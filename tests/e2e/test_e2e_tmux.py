@@ -46,27 +46,28 @@ class Pane:
         """The visible screen (with SGR attributes when ``escapes``)."""
         return self.tmux("capture-pane", "-p", *(["-e"] if escapes else []), "-t", "t")
 
-    def wait_for(self, *needles: str, timeout: float = 30.0) -> str:
-        """Wait until every needle is on screen; return the screen."""
+    def wait_until(self, condition, what: str, timeout: float = 30.0) -> str:
+        """Wait until ``condition(screen)`` holds; return the screen."""
         deadline = time.monotonic() + timeout
         while True:
             screen = self.capture()
-            if all(needle in screen for needle in needles):
+            if condition(screen):
                 return screen
             if time.monotonic() > deadline:
-                raise AssertionError(f"{needles} not on screen after {timeout} s:\n{screen}")
+                raise AssertionError(f"{what} not on screen after {timeout} s:\n{screen}")
             time.sleep(0.2)
+
+    def wait_for(self, *needles: str, timeout: float = 30.0) -> str:
+        """Wait until every needle is on screen; return the screen."""
+        return self.wait_until(lambda screen: all(n in screen for n in needles), str(needles), timeout)
 
     def wait_for_line(self, pattern: str, timeout: float = 30.0) -> str:
         """Wait until some line matches the regex ``pattern``; return the screen."""
-        deadline = time.monotonic() + timeout
-        while True:
-            screen = self.capture()
-            if any(re.search(pattern, line) for line in screen.splitlines()):
-                return screen
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no line matches {pattern!r} after {timeout} s:\n{screen}")
-            time.sleep(0.2)
+        return self.wait_until(
+            lambda screen: any(re.search(pattern, line) for line in screen.splitlines()),
+            f"a line matching {pattern!r}",
+            timeout,
+        )
 
     def flag(self, name: str) -> str:
         """A tmux pane flag (alternate_on, cursor_flag, mouse_any_flag...)."""
@@ -135,11 +136,17 @@ def test_demo_shows_points_arriving_and_alarms_firing(pane_factory, tmp_path):
     target = tmp_path / "demo"
     pane = pane_factory(120, 35, ["demo", "--speed", "15", "--dir", str(target)])
     pane.wait_for("ppo_unstable", "CRIT", "entropy_avg", timeout=45)
-    first = int(re.search(r"step (\d+)", pane.capture()).group(1))
-    time.sleep(1.5)
-    assert int(re.search(r"step (\d+)", pane.capture()).group(1)) > first  # live
+    first = _step(pane.capture())
+    assert first >= 0, pane.capture()
+    pane.wait_until(lambda screen: _step(screen) > first, "a later step")  # live
     pane.quit_and_check_restored()
     assert (target / "ppo_unstable").is_dir() and (target / "grpo_healthy").is_dir()
+
+
+def _step(screen: str) -> int:
+    """The step the screen shows first (-1 while none is drawn)."""
+    found = re.search(r"step (\d+)", screen)
+    return int(found.group(1)) if found else -1
 
 
 def _colours(screen: str) -> list[tuple[int, int, int]]:

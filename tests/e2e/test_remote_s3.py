@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -135,6 +136,16 @@ def local_rltop(*argv: str) -> subprocess.CompletedProcess:
                           timeout=DEADLINE, stdin=subprocess.DEVNULL, cwd=ROOT)  # fmt: skip
 
 
+def side_by_side(
+    s3: S3Server, remote: tuple[str, ...], local: tuple[str, ...]
+) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
+    """``rltop *remote`` against the server and ``rltop *local`` on disk, run at the same time
+    (independent processes: the local one needs nothing of the server)."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        on_s3, on_disk = pool.submit(rltop, s3, *remote), pool.submit(local_rltop, *local)
+        return on_s3.result(), on_disk.result()
+
+
 @pytest.fixture(scope="module")
 def uploaded(s3):
     s3.upload_tree(TRL, "trl")
@@ -142,16 +153,21 @@ def uploaded(s3):
 
 
 def test_export_from_s3_is_the_export_from_disk(s3, uploaded):
-    remote, disk = rltop(s3, "export", uploaded), local_rltop("export", str(TRL))
+    remote, disk = side_by_side(s3, ("export", uploaded), ("export", str(TRL)))
     assert remote.returncode == disk.returncode == 0, remote.stderr
     assert remote.stdout == disk.stdout and len(remote.stdout.splitlines()) > 10_000
-    jsonl = rltop(s3, "export", f"{uploaded}/", "--format", "jsonl", "--runs", "ppo")
-    assert jsonl.stdout == local_rltop("export", str(TRL), "--format", "jsonl", "--runs", "ppo").stdout
+    jsonl, disk = side_by_side(
+        s3, ("export", f"{uploaded}/", "--format", "jsonl", "--runs", "ppo"),
+        ("export", str(TRL), "--format", "jsonl", "--runs", "ppo"),
+    )  # fmt: skip
+    assert jsonl.stdout == disk.stdout
 
 
 def test_snapshot_from_s3_is_the_snapshot_from_disk(s3, uploaded):
-    remote = rltop(s3, "snapshot", uploaded, "--format", "json", "--fail-on", "never")
-    disk = local_rltop("snapshot", str(TRL), "--format", "json", "--fail-on", "never")
+    remote, disk = side_by_side(
+        s3, ("snapshot", uploaded, "--format", "json", "--fail-on", "never"),
+        ("snapshot", str(TRL), "--format", "json", "--fail-on", "never"),
+    )  # fmt: skip
     assert remote.returncode == 0, remote.stderr
     ours, theirs = json.loads(remote.stdout), json.loads(disk.stdout)
     assert ours["paths"] == [uploaded] and ours["level"] == theirs["level"]
@@ -177,18 +193,24 @@ def test_checkpoints_alone_on_s3(s3):
 def test_a_wandb_run_file_on_s3_is_the_one_on_disk(s3):
     wandb = FIXTURES / "wandb" / "wandb_grpo" / "wandb"
     s3.upload_tree(wandb, "wandb-runs/wandb")
-    remote = rltop(s3, "export", f"s3://{BUCKET}/wandb-runs/wandb", "--format", "jsonl")
-    disk = local_rltop("export", str(wandb), "--format", "jsonl")
+    remote, disk = side_by_side(
+        s3, ("export", f"s3://{BUCKET}/wandb-runs/wandb", "--format", "jsonl"),
+        ("export", str(wandb), "--format", "jsonl"),
+    )  # fmt: skip
     assert remote.returncode == disk.returncode == 0, remote.stderr
     assert remote.stdout == disk.stdout and len(remote.stdout.splitlines()) > 500
 
 
 def test_a_missing_bucket_and_a_bad_endpoint_are_one_line_errors(s3):
-    missing = rltop(s3, "snapshot", "s3://no-such-bucket-here/x")
-    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "no such file" in missing.stderr
     env = {**s3.env, "AWS_ENDPOINT_URL": "http://127.0.0.1:9"}  # nothing listens there
     argv = [sys.executable, "-m", "rltop", "snapshot", f"s3://{BUCKET}/trl"]
-    down = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=DEADLINE, cwd=ROOT)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # (its retries mostly wait: meanwhile, the other)
+        unreachable = pool.submit(
+            subprocess.run, argv, capture_output=True, text=True, env=env, timeout=DEADLINE, cwd=ROOT
+        )
+        missing = rltop(s3, "snapshot", "s3://no-such-bucket-here/x")
+        down = unreachable.result()
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "no such file" in missing.stderr
     assert down.returncode == 2 and down.stderr.count("\n") == 1 and "cannot reach the storage" in down.stderr
 
 
@@ -291,8 +313,7 @@ def test_completions_from_s3_are_the_completions_from_disk(s3):
     s3.upload_tree(collapse, "completions_run")
     url = f"s3://{BUCKET}/completions_run"
     for argv in (("--step", "58", "--format", "jsonl"), ("--step", "20", "--sort", "reward")):
-        remote = rltop(s3, "completions", url, *argv)
-        disk = local_rltop("completions", str(collapse), *argv)
+        remote, disk = side_by_side(s3, ("completions", url, *argv), ("completions", str(collapse), *argv))
         assert remote.returncode == 0 == disk.returncode, remote.stderr
         assert remote.stdout == disk.stdout and remote.stderr == disk.stderr
     assert len(remote.stdout.splitlines()) > 16 and "step 34 ·" in remote.stdout
