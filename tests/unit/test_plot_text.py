@@ -243,7 +243,8 @@ def test_chart_texts_decode_to_the_text_rich_makes_of_them():
         plotext_text(figure, max(10, w), max(5, h), PALETTE, False) for figure, w, h, _ in _figures(3, 25)
     ]
     texts += ["", "plain\nlines\n", "\x1b[38;2;1;2;3mred\x1b[0m \x1b[1mbold\x1b[38;5;9m more\x1b[m\n\x1b[0mx"]
-    texts += ["\x1b[38;2;1;2;3mbe\x07ll\x1b[0m\x08\x1b[1m\x07\x1b[0m"]  # control codes: stripped, as Rich does
+    # control codes: stripped, as Rich does
+    texts += ["\x1b[38;2;1;2;3mbe\x07ll\x1b[0m\x08\x1b[1m\x07\x1b[0m"]
     for ansi in texts:
         assert text_from_ansi(ansi) == Text.from_ansi(ansi, no_wrap=True)
         assert text_from_ansi(ansi).no_wrap
