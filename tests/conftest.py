@@ -8,11 +8,12 @@ long fuzzing runs). ``pytest`` runs them all; ``pytest tests/unit`` the fast tie
 
 from __future__ import annotations
 
+import compileall
 import shutil
 from pathlib import Path
 
 import pytest
-from helpers.paths import TRL
+from helpers.paths import REPO, TRL
 from helpers.tree import tree  # noqa: F401 (a fixture, registered for every test)
 from helpers.watcher import stop_all  # noqa: F401 (a fixture, registered for every test)
 
@@ -33,3 +34,15 @@ def trl_copy(tmp_path: Path):
         return target
 
     return copy
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Write rltop's bytecode once, before any test starts rltop in a fresh process.
+
+    An editable checkout has none, and where PYTHONDONTWRITEBYTECODE is set (this machine sets it)
+    every ``python -m rltop``, tmux dashboard and import check would compile each module it loads
+    again: about 5 s of CPU in test_hostile_names, test_snapshot_cli and test_frictions alone. (What
+    ``pip install`` does for an installed package; ``benchmarks/bytecode.py`` does it for the
+    benchmarks. Python checks each file's timestamp, so a changed module is never run stale.)
+    """
+    compileall.compile_dir(str(REPO / "rltop"), quiet=1)

@@ -5,13 +5,17 @@ Two files are damaged: the real TRL GRPO run (tests/fixtures/wandb) and a run th
 writes here, offline, with the odd values a trainer can log: steps of 1e20, 2**63, infinity, NaN,
 ``True`` and a string (their points are skipped and counted), a negative, a fractional and the
 largest int64 step (kept), values of 10**400, NaN and nested dicts, a ``_timestamp`` of 1e30,
-config values of 10**400. A fixed seed draws damage that keeps the blocks in place (random bytes,
-zeros, bit flips over one or two ranges, the first block's step declarations among them, a cut
-tail); each file is read in one go or while it grows, in windows of 4 KB to 4 MB. Every record the
+config values of 10**400. Every kind of damage that keeps the blocks in place (random bytes, zeros,
+bit flips over one or two ranges, the first block's step declarations among them, a cut tail) and
+one that shifts them meets each file, each read window (4 KB to 4 MB) and both ways of reading (in
+one go, while the file grows); a fixed seed draws where it falls. Every record the
 damage left whole must be read, at its training step (train/global_step, even when the `metric`
 records declaring it were lost), no value may be invented, a growing read must deliver what a
 whole read does, and each damaged span is said in one line. Damage that shifts the bytes
 (insertions, deletions) must still never raise and never lose a point before it.
+
+(These 96 covering cases replaced 240 random ones, in 40% of the time: of nine deliberate bugs put in
+the W&B log framing and reader, both sets caught the same three, and neither the other six.)
 """
 
 from __future__ import annotations
@@ -38,7 +42,6 @@ from rltop.ingest.sources.wandb.reader import WandbFileReader
 from rltop.ingest.sources.wandb.records import RunRecords
 
 SEED = 20261226
-CASES = 240
 WINDOWS = (4096, 40_000, 1 << 22)
 BLOCK = leveldb_log.BLOCK
 
@@ -239,10 +242,13 @@ class Case:
     growing: list[int] = field(default_factory=list)  # sizes the file is read at while it grows
 
 
-def draw(rng: random.Random, size: int) -> Case:
-    """One damage: ranges overwritten in place (blocks keep their place), a cut, or a shift."""
-    kind = rng.choice(["garbage", "zeros", "bits", "first_block", "two", "cut", "garbage_cut", "shift"])
-    case = Case(kind, window=rng.choice(WINDOWS))
+KINDS = ("garbage", "zeros", "bits", "first_block", "two", "cut", "garbage_cut", "shift")
+
+
+def draw(rng: random.Random, size: int, kind: str, window: int, growing: bool) -> Case:
+    """One damage of ``kind``: ranges overwritten in place (blocks keep their place), a cut, or a
+    shift; where it falls is drawn. Read in ``window`` bytes, while the file grows if ``growing``."""
+    case = Case(kind, window=window)
 
     def overwrite(start: int, length: int, how: str) -> None:
         length = max(1, min(length, size - start))
@@ -269,7 +275,7 @@ def draw(rng: random.Random, size: int) -> Case:
             overwrite(rng.randrange(7, case.cut), rng.randrange(1, 2000), "garbage")
     if kind == "shift":
         case.shift = (rng.randrange(7, size), rng.randrange(0, 500), rng.randbytes(rng.randrange(0, 300)))
-    if rng.random() < 0.3:  # read while it grows, a few KB to a block or two at a time
+    if growing:  # read while it grows, a few KB to a block or two at a time
         final = case.cut or size
         at = 0
         while at < final:
@@ -360,13 +366,15 @@ def test_damaged_wandb_files_lose_no_intact_record(written: Written, tmp_path) -
     clean_series = series_of(load([str(RUN_FILE)]).store.runs["run-ntz0o0gs"])
     rng = random.Random(SEED)
     path = tmp_path / "run-fuzz.wandb"
+    # Each file x kind of damage x window x whole/growing once: 2 x 8 x 3 x 2 = 96 cases.
+    plan = [(name, kind, window, growing) for name in sorted(files) for kind in KINDS for window in WINDOWS
+            for growing in (False, True)]  # fmt: skip
     kinds: Counter = Counter()
     failures: list[str] = []
     lines = intact_total = 0
-    for number in range(CASES):
-        name = rng.choice(sorted(files))
+    for number, (name, kind, window, growing) in enumerate(plan):
         data = files[name]
-        case = draw(rng, len(data))
+        case = draw(rng, len(data), kind, window, growing)
         kinds[case.kind] += 1
         damaged = damage(data, case)
         got, problems = read_case(path, damaged, case)
@@ -405,8 +413,8 @@ def test_damaged_wandb_files_lose_no_intact_record(written: Written, tmp_path) -
                             f"cut {case.cut} shift {case.shift and case.shift[:2]} window {case.window} "
                             f"{'growing' if case.growing else 'whole'}: {errors}")  # fmt: skip
     assert not failures, "\n".join(failures[:8])
-    assert set(kinds) == {"garbage", "zeros", "bits", "first_block", "two", "cut", "garbage_cut", "shift"}
-    assert intact_total > CASES * 100 and lines > 0
+    assert set(kinds) == set(KINDS)
+    assert intact_total > len(plan) * 100 and lines > 0
 
 
 def test_first_block_damage_keeps_the_training_steps(written: Written, tmp_path) -> None:
