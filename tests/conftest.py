@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import compileall
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,12 +38,16 @@ def trl_copy(tmp_path: Path):
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Write rltop's bytecode once, before any test starts rltop in a fresh process.
+    """Write rltop's bytecode once, before any test starts rltop in a fresh process, and let pytest
+    keep the test modules it compiles.
 
     An editable checkout has none, and where PYTHONDONTWRITEBYTECODE is set (this machine sets it)
     every ``python -m rltop``, tmux dashboard and import check would compile each module it loads
     again: about 5 s of CPU in test_hostile_names, test_snapshot_cli and test_frictions alone. (What
     ``pip install`` does for an installed package; ``benchmarks/bytecode.py`` does it for the
-    benchmarks. Python checks each file's timestamp, so a changed module is never run stale.)
+    benchmarks.) Likewise pytest would rewrite and compile every test module at each run (4 to 5 s of
+    the collection's 9). Python checks each file's timestamp, so a changed module is never run stale;
+    the processes the tests start keep the variable as it was.
     """
     compileall.compile_dir(str(REPO / "rltop"), quiet=1)
+    sys.dont_write_bytecode = False

@@ -23,11 +23,14 @@ PYTHON = sys.executable
 MAX_STEPS = 5000
 
 TRAIN = r"""
-import json, math, sys, time
+import json, math, signal, sys, time
 from pathlib import Path
 import numpy as np
 from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 
+# Ctrl-C raises KeyboardInterrupt, as in a training started from a terminal, even when pytest runs
+# where SIGINT is ignored (a shell's background job), which its children would otherwise inherit.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 run_dir, result = Path(sys.argv[1]), Path(sys.argv[2])
 max_steps = int(sys.argv[3])
 rng = np.random.default_rng(0)

@@ -355,12 +355,16 @@ def make_case(
 
 
 def covering_cases(
-    fixtures: dict[str, Reference], rng: random.Random, windows: tuple[int, ...], rounds: int
+    fixtures: dict[str, Reference],
+    rng: random.Random,
+    windows: tuple[int, ...],
+    rounds: int,
+    growing: tuple[bool, ...] = (False, True),
 ) -> list[Case]:
     """Every kind of damage x read window x whole/growing, ``rounds`` times, the fixtures taken in
     turn; where the damage falls is drawn. When the numbers of combinations and of fixtures are
     coprime (64 and 7), ``rounds`` = the number of fixtures puts each combination on each fixture once."""
-    combinations = [(k, w, g) for k in KINDS for w in windows for g in (False, True)]
+    combinations = [(k, w, g) for k in KINDS for w in windows for g in growing]
     names = sorted(fixtures)
     cases = []
     for number in range(rounds * len(combinations)):
