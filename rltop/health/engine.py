@@ -359,8 +359,8 @@ def _tag_levels(state: _RunState, findings: list[Finding]) -> dict[str, Level]:
 def _judged_copy(series: Series, count: int) -> Series:
     """A private copy of the first ``count`` points of ``series`` (what a sharing slot judged so far)."""
     copy = Series(series.tag)
-    points = series.points()
-    copy.append(points.steps[:count], points.wall_times[:count], points.values[:count])
+    points = series.points(0, count)
+    copy.append(points.steps, points.wall_times, points.values)
     return copy
 
 
