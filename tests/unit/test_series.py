@@ -159,3 +159,15 @@ def test_narrow_and_wide_series_agree_after_any_appends(monkeypatch) -> None:
     for name in ("steps", "wall_times", "values"):
         assert getattr(narrow_one, name).tobytes() == getattr(wide_one, name).tobytes()
     assert narrow_one.purged == wide_one.purged
+
+
+def test_keep_wide_widens_and_stays_wide(narrow) -> None:
+    series = Series("reward")
+    _append(series, range(100), [0.5] * 100)
+    _append(series, [100], [0.25])
+    series.keep_wide()  # a reader of the whole columns at every batch (the health engine's rules)
+    assert series.narrow == (False, False)
+    _append(series, range(101, 300), [0.5] * 199)
+    assert series.narrow == (False, False)
+    assert series.steps.tolist() == list(range(300)) and series.values[100] == 0.25
+    assert Series("x", wide=True).narrow == (False, False)

@@ -103,3 +103,17 @@ def test_narrow_columns_show_exactly_what_wide_ones_show(folder: Path, monkeypat
     for key in wide:
         if key != "narrow":
             assert narrow[key] == wide[key], f"{folder.name}: {key} differs"
+
+
+def test_the_tags_rules_judge_stay_wide_and_the_others_narrow(monkeypatch) -> None:
+    """The engine's rules read a judged tag's whole columns at every batch: those stay wide, so a
+    batch costs no widening of the history (`Series.keep_wide`)."""
+    monkeypatch.setattr(series_module, "NARROW", True)
+    monkeypatch.setattr(Series, "append", _in_chunks)
+    store = load([str(FIXTURES / "trl" / "grpo_healthy")]).store
+    (run,) = store.runs.values()
+    assert all(series.narrow == (True, True) for series in run.series.values())
+    assess_store(store, load_rules(), now=NOW)
+    judged = {tag for tag, series in run.series.items() if series.narrow == (False, False)}
+    assert "train/reward" in judged and "train/kl" in judged
+    assert any(series.narrow == (True, True) for series in run.series.values())  # (the others)
