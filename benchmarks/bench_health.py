@@ -114,7 +114,7 @@ def incremental(history: int, batches: int, points: int) -> None:
     HealthEngine().assess(run, now=run.last_point_wall_time)
     scratch = (time.perf_counter() - started) * 1000
     # The first batch after a bulk load pays a one-off cost: every series (sized exactly by the
-    # load) doubles its arrays. It is reported apart from the steady state.
+    # load) grows its arrays. It is reported apart from the steady state.
     first_batch, timings, cpu_timings = timings[0], timings[1:] or timings, cpu_timings[1:] or cpu_timings
     median = statistics.median(timings)
     p95 = float(np.percentile(timings, 95))

@@ -117,7 +117,7 @@ class BandTracker:
             if params.enabled and rule.applies(info, context):
                 params = rule.calibrated(params, context)
                 slot_state = rule.State(key=info.key, concept=info.concept)  # what the engine's slots know
-                states.append(_RuleState(rule, params, Series(tag), slot_state))
+                states.append(_RuleState(rule, params, Series(tag, wide=True), slot_state))  # read whole
         return _TagState(series, series.purged, 0, states, np.empty((4, 0)))
 
     def _feed(self, state: _TagState, context: Context) -> None:

@@ -277,6 +277,8 @@ class HealthEngine:
                 bool(self.rules.general["single_point_warn"]) and rule.single_point_warn,
             )
             slots.append(_Slot(rule, params, tracker, None, rule.State(key=info.key, concept=info.concept)))
+        if slots:
+            series.keep_wide()  # the rules read its whole columns at every batch (narrow: widened each time)
         return _TagState(series, info, slots, purged=series.purged)
 
     def _feed(self, state: _TagState, context: Context) -> None:
@@ -362,9 +364,9 @@ def _tag_levels(state: _RunState, findings: list[Finding]) -> dict[str, Level]:
 
 def _judged_copy(series: Series, count: int) -> Series:
     """A private copy of the first ``count`` points of ``series`` (what a sharing slot judged so far)."""
-    copy = Series(series.tag)
-    points = series.points()
-    copy.append(points.steps[:count], points.wall_times[:count], points.values[:count])
+    copy = Series(series.tag, wide=True)  # (read whole at every batch, as a shared series)
+    points = series.points(0, count)
+    copy.append(points.steps, points.wall_times, points.values)
     return copy
 
 

@@ -40,7 +40,7 @@ def clipped_ratio(run: Run | None, summary: StepSummary) -> float | None:
                 continue
             index = int(np.searchsorted(steps, step))
             if index < len(steps) and steps[index] == step:
-                value = float(series.values[index])
+                value = float(series.values_at(index))
                 return value if math.isfinite(value) else None
     return None
 

@@ -12,6 +12,8 @@ new, plus a bounded part of the history:
   found by position without compressing the series;
 - the mean of the last 10 % reads that tail once (one pass; the card does not show it, the
   statistics hold it);
+- nothing reads the whole series: `Series.values_at` widens only the points asked for when the
+  series keeps its values as float32;
 - sparkline columns come from summaries of `BLOCK`-point blocks (finite minimum, maximum, sum and
   count, about 0.45 B per point) plus the raw points at each column's two ends, so a column of
   any length costs two blocks' worth of raw points and a block per `BLOCK` points.
@@ -84,8 +86,7 @@ class SeriesSummary:
         ):
             self._reset()
             self._series = series
-        values = series.values
-        new = values[self._count :]
+        new = series.values_at(slice(self._count, None))  # (only what is new: a narrow series widens it)
         if new.shape[0]:
             finite = np.isfinite(new)
             if finite.any():
@@ -99,16 +100,16 @@ class SeriesSummary:
                     self._positions = np.concatenate((self._positions, np.flatnonzero(~finite) + self._count))
                     if self._non_finite > MAX_NON_FINITE_SHARE * len(series) and self._non_finite > BLOCK:
                         self._positions = None
-        self._count = int(values.shape[0])
+        self._count = len(series)
         self._version = version
-        self._add_blocks(values)
+        self._add_blocks(series)
 
-    def _add_blocks(self, values: np.ndarray) -> None:
+    def _add_blocks(self, series: Series) -> None:
         """Summaries of the blocks that became complete."""
         complete = self._count // BLOCK
         if complete <= self._blocks:
             return
-        chunk = values[self._blocks * BLOCK : complete * BLOCK].reshape(-1, BLOCK)
+        chunk = series.values_at(slice(self._blocks * BLOCK, complete * BLOCK)).reshape(-1, BLOCK)
         finite = np.isfinite(chunk)
         mins = np.where(finite, chunk, np.inf).min(axis=1)
         maxs = np.where(finite, chunk, -np.inf).max(axis=1)
@@ -132,21 +133,20 @@ class SeriesSummary:
         count = self._count
         if count == 0 or self._positions is None:
             return series_stats(series)
-        values, steps = series.values, series.steps
         finite_count = count - self._non_finite
         tail_start = count - max(1, math.ceil(count * 0.1))
-        tail = values[tail_start:]
+        tail = series.values_at(slice(tail_start, None))
         if self._non_finite_from(tail_start):
             tail = tail[np.isfinite(tail)]
         return SeriesStats(
             count=count,
-            first_step=int(steps[0]),
-            last_step=int(steps[-1]),
-            last=float(values[-1]),
+            first_step=int(series.steps_at(0)),
+            last_step=int(series.steps_at(-1)),
+            last=float(series.values_at(-1)),
             min=self._min if finite_count else None,
             max=self._max if finite_count else None,
             mean_last_10pct=float(tail.mean()) if tail.size else None,
-            trend=self._trend(values, finite_count),
+            trend=self._trend(series, finite_count),
             non_finite=self._non_finite,
         )
 
@@ -164,23 +164,24 @@ class SeriesSummary:
         before = positions - np.arange(positions.shape[0], dtype=np.int64)
         return ranks + np.searchsorted(before, ranks, side="right")
 
-    def _trend(self, values: np.ndarray, finite_count: int) -> str:
+    def _trend(self, series: Series, finite_count: int) -> str:
         if finite_count < 2:
             return "flat"
         window = trend_window(finite_count)
         recent = np.arange(finite_count - window, finite_count, dtype=np.int64)
         before = np.arange(max(0, finite_count - 2 * window), finite_count - window, dtype=np.int64)
-        return trend_from(values[self._finite_at(recent)], values[self._finite_at(before)],
-                          lambda: self._spread(values, finite_count))  # fmt: skip
+        at = series.values_at
+        return trend_from(at(self._finite_at(recent)), at(self._finite_at(before)),
+                          lambda: self._spread(series, finite_count))  # fmt: skip
 
-    def _spread(self, values: np.ndarray, finite_count: int) -> float:
+    def _spread(self, series: Series, finite_count: int) -> float:
         """`sample_spread` of the range sample, kept while the sample stays the same (past 4,096
         points it takes every n-th value and gains one only every n points)."""
         stride = range_stride(finite_count)
         key = (stride, -(-finite_count // stride))
         if self._range is None or self._range[0] != key:
             sample = np.arange(0, finite_count, stride, dtype=np.int64)
-            self._range = (key, sample_spread(values[self._finite_at(sample)]))
+            self._range = (key, sample_spread(series.values_at(self._finite_at(sample))))
         return self._range[1]
 
     def columns(self, series: Series, width: int) -> np.ndarray:
@@ -206,7 +207,7 @@ class SeriesSummary:
         # The raw points at both ends of each column (less than a block each, maybe none).
         left = (starts, first_block * BLOCK)
         right = (last_block * BLOCK, ends)
-        edge_min, edge_max, edge_sum, edge_count = _segment_summaries(series.values, left, right)
+        edge_min, edge_max, edge_sum, edge_count = _segment_summaries(series, left, right)
         mins = np.minimum(mins, edge_min)
         maxs = np.maximum(maxs, edge_max)
         sums = sums + edge_sum
@@ -244,7 +245,7 @@ def _grown(array: np.ndarray, capacity: int, used: int) -> np.ndarray:
     return grown
 
 
-def _segment_summaries(values: np.ndarray, left: tuple[np.ndarray, np.ndarray],
+def _segment_summaries(series: Series, left: tuple[np.ndarray, np.ndarray],
                        right: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, ...]:  # fmt: skip
     """Per column, (finite min, max, sum, count) over its left and right raw segments together.
 
@@ -254,7 +255,7 @@ def _segment_summaries(values: np.ndarray, left: tuple[np.ndarray, np.ndarray],
     begins = np.stack((left[0], right[0]), axis=1)[:, :, None]  # (columns, 2, 1)
     ends = np.stack((left[1], right[1]), axis=1)[:, :, None]
     index = begins + np.arange(BLOCK, dtype=np.int64)
-    window = values[np.minimum(index, values.shape[0] - 1)]
+    window = series.values_at(np.minimum(index, len(series) - 1))
     finite = (index < ends) & np.isfinite(window)
     mins = np.where(finite, window, np.inf).min(axis=(1, 2))
     maxs = np.where(finite, window, -np.inf).max(axis=(1, 2))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rltop.model import series as series_module
 from rltop.model import summary as summary_module
 from rltop.model.downsample import sparkline_values
 from rltop.model.series import Series
@@ -45,14 +46,21 @@ def _values(rng: np.random.Generator, count: int, kind: str) -> np.ndarray:
     return values
 
 
+@pytest.mark.parametrize("float32", [False, True], ids=["float64", "float32"])
 @pytest.mark.parametrize("kind", ["walk", "spiky", "plateaus", "broken"])
-def test_a_growing_series_is_summarised_as_if_read_whole(kind):
+def test_a_growing_series_is_summarised_as_if_read_whole(kind, float32, monkeypatch):
+    # float32: values as event files log them, which a series keeps in a narrow column (read
+    # through `Series.values_at`); float64 ones keep it wide.
+    monkeypatch.setattr(series_module, "NARROW", True)
     rng = np.random.default_rng(len(kind))
     series, summary = Series("t"), SeriesSummary()
     step = 0
     for size in [1, 1, 2, 5, 40, 1, 700, 1, 3, 9000, 1, 1, 25_000, 1, 64, 63, 65, 1]:
         values = _values(rng, size, kind)
+        if float32:
+            values = values.astype(np.float32).astype(np.float64)
         series.append(np.arange(step, step + size), np.zeros(size), values)
+        assert series.narrow[1] == float32
         step += size
         _same_stats(summary, series)
         for width in (1, 7, 26, 47, 120):

@@ -143,7 +143,7 @@ def _read_source(source: RunSource, tag_filter: re.Pattern[str] | None) -> tuple
     except Exception as error:  # one run failing never costs the other runs
         problems.append(reading_failed(source.directory, error))
     for series in run.series.values():
-        series.compact()  # a one-shot load will not grow: keep 24 bytes a point, no slack
+        series.compact()  # a one-shot load will not grow: no slack
     return run, problems
 
 
