@@ -53,6 +53,14 @@ def test_groups_without_signal_are_not_called_solved_for_a_policy_that_writes_on
     assert "saturated" not in groups.message and "not solved: the completions converging" in groups.message
 
 
+def test_a_sparse_rewards_grad_norm_is_not_a_spike_against_its_steps_without_update(slow_collapse) -> None:
+    # x_prefix_reward pays nothing for most of the early groups: grad_norm is exactly 0 at 39 of the
+    # first 50 steps and 0.2-0.5 at the others. Those zeros are steps that updated nothing, not the
+    # gradient's usual size: against their median (the 1e-06 floor) every real gradient was "8.6e+05x".
+    changes, _ = slow_collapse
+    assert first_step_at(changes, "grad_norm_spike", "train/grad_norm", Level.WARN) is None
+
+
 def _cut(run, step: int):
     """A copy of ``run`` with only the points up to ``step`` (and its completions index)."""
     from rltop.model.run import Run

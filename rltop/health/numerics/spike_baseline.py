@@ -50,12 +50,16 @@ def spike_references(
     need: int,
     floor: float,
     limit: float | None,
+    skip_zeros: bool = False,
 ) -> np.ndarray:
     """The baseline each point of ``values[start:]`` is compared with (NaN while there is none).
 
     The baseline is ``max(median of the last window normal points, floor)`` once ``need`` normal
     points exist; the first ``warmup`` points never enter it, nor does a point at or above
-    ``limit`` times its baseline (a spike). ``memo`` carries the window from call to call.
+    ``limit`` times its baseline (a spike), nor (``skip_zeros``) a value of exactly zero: a grad
+    norm of 0 is a step that updated nothing, not the gradient's usual size (a sparse reward's
+    run logs mostly zeros, whose median made every real gradient a "3e5x spike").
+    ``memo`` carries the window from call to call.
     """
     need = max(need, 1)
     # In float64 once, here: the speculation compares in it (numpy 1 compares float32 in float32),
@@ -67,20 +71,23 @@ def spike_references(
     # then a median of signed zeros (which a sorted list and a partition may order differently)
     # is the floor either way.
     if len(memo.recent) < window:
-        offset = _one_by_one(new, offset, references, memo, window, need, floor, limit, until_full=True)
+        offset = _one_by_one(
+            new, offset, references, memo, window, need, floor, limit, skip_zeros, until_full=True
+        )
     if (
         len(new) - offset >= SPECULATE_FROM
         and floor > 0
         and len(memo.recent) == window >= need
         and np.isfinite(new[offset:]).all()
+        and not (skip_zeros and not new[offset:].all())  # (zeros left out: judged one by one)
     ):
         out = np.array(references, dtype=np.float64)
         offset = _speculate(new, offset, out, memo, window, floor, limit)
         tail = [np.nan] * (len(new) - offset)  # too short, or spikes too dense, to speculate
-        _one_by_one(new[offset:], 0, tail, memo, window, need, floor, limit)
+        _one_by_one(new[offset:], 0, tail, memo, window, need, floor, limit, skip_zeros)
         out[offset:] = tail
         return out
-    _one_by_one(new, offset, references, memo, window, need, floor, limit)
+    _one_by_one(new, offset, references, memo, window, need, floor, limit, skip_zeros)
     return np.array(references, dtype=np.float64)
 
 
@@ -93,6 +100,7 @@ def _one_by_one(
     need: int,
     floor: float,
     limit: float | None,
+    skip_zeros: bool = False,
     until_full: bool = False,
 ) -> int:
     """Judge ``new[offset:]`` point by point into ``references``; return where it stopped: the
@@ -112,6 +120,8 @@ def _one_by_one(
             references[index] = reference
             if limit is not None and value >= limit * reference:
                 continue  # a spike: it stays out of the baseline
+        if skip_zeros and value == 0:
+            continue  # (see `spike_references`)
         insert(ordered, value)
         keep(value)
         if size >= window:

@@ -108,6 +108,7 @@ class SpikeRule(Rule):
             params["baseline_points"],
             params["min_baseline"],
             limit,
+            bool(params.values.get("skip_zeros", False)),
         )
 
     def explain(
@@ -123,10 +124,11 @@ class SpikeRule(Rule):
                 f"the points before it, before its baseline of {params['baseline_points']} normal points "
                 f"existed: critical on its own at ≥ {num(params['extreme'])}×"
             )
+        zeros = ", steps at 0" if params.values.get("skip_zeros") else ""
         return (
             f"{tag} spiked to {num(point.value)} at step {point.step}, {num(point.stat)}× the median "
             f"{num(point.ref)} of its last {params['window']} normal points (the first {params['warmup']} "
-            f"points and earlier spikes left out): "
+            f"points{zeros} and earlier spikes left out): "
             f"{verdict(level, params, lambda value: f'{num(value)}×', 'at ≥')}"
         )
 
@@ -178,14 +180,16 @@ class GradNormSpike(SpikeRule):
 
     name, title = "grad_norm_spike", "grad-norm spike"
     concepts = frozenset({"grad_norm"})
+    # A grad norm of exactly 0 is a step without an update (every group scored alike), not the
+    # gradient's usual size: it stays out of the baseline (`skip_zeros`).
     defaults = {"warn": 10.0, "critical": None, "warmup": 20, "window": 50, "baseline_points": 10,
-                "min_baseline": 1e-06, "persistence": (2, 3)}  # fmt: skip
+                "min_baseline": 1e-06, "skip_zeros": True, "persistence": (2, 3)}  # fmt: skip
     doc = RuleDoc(
         "Grad-norm spike",
         "`grad_norm`",
         "above",
-        "≥ {warn} × median of its last {window} normal points (the first {warmup} and earlier spikes "
-        "left out)",
+        "≥ {warn} × median of its last {window} normal points (the first {warmup}, steps at 0 and earlier "
+        "spikes left out)",
         "{critical}",
         "{persistence}",
         "never critical on its own: clipping (max_grad_norm) absorbs single spikes; a NaN is critical",
