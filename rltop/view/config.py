@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rltop.model.catalog import settings_of
 from rltop.view.text.safe import visible
 
 # What the health rules calibrate on and what people change first when a run goes wrong (TRL
@@ -30,9 +31,12 @@ HEADLINE_CONFIG_KEYS = (
 
 
 def config_summary(config: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The `CONFIG_KEYS` present in a run's parsed ``args/text_summary``, in that order (scalars only)."""
+    """The `CONFIG_KEYS` present in a run's config, in that order (scalars only), under rltop's names
+    whatever the framework spells them (veRL's ``actor_rollout_ref.actor.optim.lr`` is ``learning_rate``,
+    as the rules and their advice call it)."""
     if config is None:
         return None
+    config = settings_of(config)
     return {
         key: config[key]
         for key in CONFIG_KEYS

@@ -153,6 +153,26 @@ def test_what_the_rules_need_from_the_gui_agent_s_config():
     assert config["data.max_response_length"] == 10240
 
 
+def test_the_settings_a_veRL_run_is_judged_and_shown_with():
+    # rltop's names for veRL's keys (what the advice says and the JSON report's config holds); the
+    # GUI agent keeps kl_loss_coef 0.001 and kl_ctrl.kl_coef 0.001 with both KL switches off: no KL
+    # penalty at all, so "raise beta (now 0.001)" would mislead.
+    from rltop.view.config import config_summary
+
+    _, config, _ = read_points(GUI_AGENT)
+    summary = config_summary(config)
+    assert summary is not None
+    assert (summary["learning_rate"], summary["beta"], summary["kl_coef"]) == (1e-06, 0.0, 0.0)
+    assert (summary["num_generations"], summary["max_completion_length"], summary["max_steps"]) == (
+        8,
+        10240,
+        133000,
+    )
+    assert (summary["epsilon"], summary["epsilon_high"], summary["max_grad_norm"]) == (0.2, 0.2, 1.0)
+    _, baseline, _ = read_points(BASELINE)  # (no KL switches printed: the coefficient stands)
+    assert config_summary(baseline)["kl_coef"] == 0.001 and config_summary(baseline)["max_steps"] == 435
+
+
 @pytest.mark.parametrize("version", ["verl0_9_1", "verl0_7_0"])
 def test_the_console_log_veRL_wrote_gives_the_values_of_its_jsonl(version):
     console, config, problems = read_points(VERL / "written" / version / "console.log")

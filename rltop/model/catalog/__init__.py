@@ -150,11 +150,14 @@ def config_kind(config: dict | None) -> str | None:
 def settings_of(config: dict | None) -> dict:
     """``config`` with rltop's setting names added from every framework's spelling of them
     (veRL's ``actor_rollout_ref.actor.optim.lr`` -> ``learning_rate``); a setting the config
-    already names itself (TRL's own keys) is kept as it is."""
+    already names itself (TRL's own keys) is kept as it is; one its switch turns off is 0."""
     if not config:
         return {}
     found = dict(config)
     for table in TABLES:
+        for setting, switch in table.switches:
+            if setting not in found and config.get(switch) is False:
+                found[setting] = 0.0
         for key, setting in table.settings:
             if key in config and setting not in found and config[key] is not None:
                 found[setting] = config[key]

@@ -49,6 +49,10 @@ class NameTable:
     products: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """(setting, config keys) of settings the framework logs only as a product: veRL's planned
     steps are its dataloader's batches × its epochs when total_training_steps is not printed."""
+    switches: tuple[tuple[str, str], ...] = ()
+    """(setting, config key) of settings a switch turns off: the setting is 0 while its switch is
+    false, whatever its coefficient says (veRL keeps ``kl_loss_coef: 0.001`` with
+    ``use_kl_loss: False``: no KL penalty, and advice saying "beta (now 0.001)" would mislead)."""
 
 
 KINDS: dict[str, str] = {

@@ -168,4 +168,5 @@ TABLE = NameTable(
     settings=SETTINGS,
     estimators=("algorithm.adv_estimator",),
     products=(("max_steps", ("train_dataloader_size", "trainer.total_epochs")),),
+    switches=(("beta", "actor_rollout_ref.actor.use_kl_loss"), ("kl_coef", "algorithm.use_kl_in_reward")),
 )
