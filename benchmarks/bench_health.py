@@ -3,6 +3,7 @@
     python benchmarks/bench_health.py             # 60 tags, 10k-step history, 300 live batches
     python benchmarks/bench_health.py --history 100000 --batches 500
     python benchmarks/bench_health.py --logs      # also bulk-judge the cached make_logs.py logs
+    python benchmarks/bench_health.py --live-case # bench_live.py --cpu's run, judged as the dashboard does
 
 Incremental: a run with 60 TRL tags (GRPO and PPO metrics, reward families: every tag gets its
 rules) is judged once; then each batch appends ``--points`` new points to every tag (what one tail
@@ -134,6 +135,44 @@ def incremental(history: int, batches: int, points: int) -> None:
     )
 
 
+LIVE_CASE_TAGS = [f"train/metric_{i:02d}" for i in range(45)] + [
+    "train/reward", "train/kl", "train/entropy", "train/grad_norm", "train/loss"]  # fmt: skip
+
+
+def live_case(history: int, batches: int) -> None:
+    """The run of ``bench_live.py --cpu`` (50 tags, 5 of them judged by rules, narrow columns) judged
+    one step a batch the way the dashboard's `JudgedStore.judge` asks: verdict and stall time."""
+    rng = np.random.default_rng(0)
+    run = Run("live", "/live")
+    steps = np.arange(1, history + 1)
+    for index, tag in enumerate(LIVE_CASE_TAGS):
+        level = 0.5 if index >= 45 else 1.0 + 0.1 * np.sin(steps / 50 + index)
+        values = (level + 0.01 * rng.standard_normal(history)).astype(np.float32).astype(np.float64)
+        run.add_points(tag, steps, 1.8e9 + steps.astype(np.float64), values)
+    engine = HealthEngine()
+    judge = getattr(engine, "assess_with_stall_due", None)  # (an older checkout: the two calls it makes)
+    if judge is None:
+
+        def judge(run: Run, now: float) -> None:
+            engine.assess(run, now)
+            engine.next_stall_change(run, now)
+
+    judge(run, 1.8e9 + history + 0.5)
+    cpu_timings: list[float] = []
+    for step in range(history + 1, history + batches + 1):
+        for tag in LIVE_CASE_TAGS:
+            value = np.float64(np.float32(0.5 + 0.01 * rng.standard_normal()))
+            run.add_points(tag, np.array([step]), np.array([1.8e9 + step]), np.array([value]))
+        cpu = time.process_time()
+        judge(run, 1.8e9 + step + 0.5)
+        cpu_timings.append((time.process_time() - cpu) * 1000)
+    print(
+        f"live case (bench_live --cpu): 50 tags (5 judged), history {history} steps, {batches} batches: "
+        f"CPU per batch median {statistics.median(cpu_timings):.2f} ms, "
+        f"p95 {float(np.percentile(cpu_timings, 95)):.2f} ms"
+    )
+
+
 def bulk_logs() -> None:
     """Judge the cached make_logs.py logs in one go, next to their load time."""
     from rltop.ingest.follow.loader import load
@@ -166,7 +205,11 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=300, help="live batches to time")
     parser.add_argument("--points", type=int, default=1, help="new points per tag per batch")
     parser.add_argument("--logs", action="store_true", help="also bulk-judge the cached benchmark logs")
+    parser.add_argument("--live-case", action="store_true", help="only bench_live.py --cpu's run (20k steps)")
     args = parser.parse_args()
+    if args.live_case:
+        live_case(20_000, args.batches)
+        return
     incremental(args.history, args.batches, args.points)
     if args.points == 1:
         incremental(args.history, max(args.batches // 3, 1), 10)

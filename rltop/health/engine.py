@@ -4,10 +4,22 @@
 ``(run, tag)`` (a restart that purged points, a new config or a replaced `Run` rebuilds that state),
 so it can run on every batch of the live tail. Rules are matched to tags through the catalogue
 (``train/``/``eval/`` prefixes or none) and calibrated with the run's ``args/text_summary``.
+
+Shortcuts for the live dashboard's CPU goal (issue 28: at most 2 % of a core while a run logs 50
+tags a second), on unless ``RLTOP_PLAIN_HEALTH=1`` is in the environment (read at import; tests set
+`SHORTCUTS`). Each gives the same findings, levels, bands, marks and stall times as the plain path
+(``tests/e2e/test_health_shortcuts.py`` replays the fixtures batch by batch both ways):
+
+- a tag no rule judges (most of a run's tags) only has its new values checked for NaN and ±Inf:
+  no `Points` view, no steps widened, unless a non-finite value is among them;
+- `assess_with_stall_due` reads the run's activity (`Activity.of_run`: every tag's first step, the
+  busiest tag's wall times) once for the stall verdict and the time it can next change, where the
+  plain path reads it twice.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +40,9 @@ from rltop.health.verdicts import judge_slot
 from rltop.model.catalog import MetricInfo, describe, spelling_rank, trainer_kind
 from rltop.model.run import CONFIG_TAG, Run, Store
 from rltop.model.series import Series
+
+SHORTCUTS: bool = os.environ.get("RLTOP_PLAIN_HEALTH", "") in ("", "0")
+"""Whether the engine takes the exact shortcuts of the module docstring (off: the plain path)."""
 
 _RULE_ORDER = {rule.name: index for index, rule in enumerate(TAG_RULES)}
 _DETECTOR_NAMES = frozenset(detector.name for detector in DETECTORS)
@@ -137,11 +152,27 @@ class HealthEngine:
 
     def assess(self, run: Run, now: float | None = None) -> RunHealth:
         """Judge what is new in ``run``; ``now`` (seconds since the epoch) enables the stall rule."""
+        return self._assess(run, now, None)
+
+    def assess_with_stall_due(self, run: Run, now: float) -> tuple[RunHealth, float | None]:
+        """`assess` at ``now`` and `next_stall_change` at the same ``now``, in one call (a live
+        consumer asks both after every batch; the shortcut reads the run's activity once)."""
+        if not SHORTCUTS:
+            return self.assess(run, now), self.next_stall_change(run, now)
+        read: list[Activity] = []
+        health = self._assess(run, now, read)
+        params = self.rules[STALL.name]
+        due = next_stall_change(read[0], now, params, self._state(run).context.calibration)
+        return health, due
+
+    def _assess(self, run: Run, now: float | None, activity_out: list[Activity] | None) -> RunHealth:
+        """`assess`; the run's activity read for the stall rule goes to ``activity_out`` (when given)."""
         state = self._state(run)
         kind_changed = self._update_kind(state, run)
         for tag in [tag for tag in state.tags if tag not in run.series]:
             del state.tags[tag]
         fed: set[str] = set()
+        count_non_finite_points = self.rules[NON_FINITE.name].enabled
         for tag, series in run.series.items():
             tag_state = state.tags.get(tag)
             if (
@@ -152,7 +183,7 @@ class HealthEngine:
             ):
                 tag_state = state.tags[tag] = self._new_tag(tag, series, state.context, state.preferred)
             if len(series) > tag_state.seen:
-                self._feed(tag_state, state.context)
+                self._feed(tag_state, state.context, count_non_finite_points)
                 fed.add(tag)
         signals = RunSignals(run, state.episodes, rules=self.rules)  # evidence, cached for this call
         for tag, tag_state in state.tags.items():
@@ -164,6 +195,8 @@ class HealthEngine:
         if now is not None:
             params = self.rules[STALL.name]
             activity = Activity.of_run(run, gap_window(int(params["gap_points"])))
+            if activity_out is not None:
+                activity_out.append(activity)
             stall = judge_stall(activity, now, params, state.context.calibration, findings)
             if stall is not None:
                 findings.append(stall)
@@ -281,13 +314,25 @@ class HealthEngine:
             series.keep_wide()  # the rules read its whole columns at every batch (narrow: widened each time)
         return _TagState(series, info, slots, purged=series.purged)
 
-    def _feed(self, state: _TagState, context: Context) -> None:
+    def _feed(self, state: _TagState, context: Context, count_non_finite_points: bool) -> None:
         """Run every rule of one tag over the points appended since the last call."""
         seen = state.seen
+        if SHORTCUTS and not state.slots:
+            # Issue 28's CPU goal: most tags have no rule, and their new points are all finite: the
+            # plain path's `Points` (and its widened steps) would only learn that. Exact: a
+            # non-finite value takes the plain path below.
+            state.seen = len(state.series)
+            if not count_non_finite_points:
+                return
+            values = state.series.values_at(slice(seen, None))
+            if np.isfinite(values).all():
+                state.non_finite.active = False  # (what count_non_finite does for all-finite points)
+                return
+            state.seen = seen
         new = state.series.points(seen)
         state.seen = len(state.series)
         finite = np.isfinite(new.values)
-        if self.rules[NON_FINITE.name].enabled:
+        if count_non_finite_points:
             count_non_finite(state.non_finite, new.steps, new.values, finite)
         for slot in state.slots:
             mask = finite

@@ -80,8 +80,7 @@ class JudgedStore:
             if run is None:
                 continue
             previous[name] = self.health.get(name)
-            self.health[name] = self.engine.assess(run, now)
-            due = self.engine.next_stall_change(run, now)
+            self.health[name], due = self.engine.assess_with_stall_due(run, now)
             if due is None:
                 self._stall_due.pop(name, None)
             else:
