@@ -118,6 +118,9 @@ class DetailChart(Widget):
         self._strips: tuple[Picture, tuple, list[Strip]] | None = None
         """(picture, what else the strips depend on, the strips Textual made of it)."""
         self._visuals: dict[Style, VisualStyle] = {}
+        self._offset_styles: dict[tuple[VisualStyle, int, int], Style] = {}
+        """Rich style of (style, x, y) as `VisualStyle.rich_style_with_offset` makes it: a changed row
+        mostly redraws the same colours at the same places (`REUSE_PICTURES`)."""
         self._styles: tuple[tuple, dict[str, Style]] = ((), {})
 
     def show(self, data: ChartData) -> None:
@@ -173,6 +176,7 @@ class DetailChart(Widget):
 
     def notify_style_update(self) -> None:
         self._visuals = {}
+        self._offset_styles = {}
         self._styles = ((), {})  # restyled (theme, classes): the components are looked up again
         super().notify_style_update()
 
@@ -262,6 +266,7 @@ class DetailChart(Widget):
         base = self.visual_style
         plain = base + base
         visuals = self._visuals
+        offset_styles = self._offset_styles
         text = line.plain
         segments = []
         x = 0
@@ -273,7 +278,10 @@ class DetailChart(Widget):
                 if visual is None:
                     visual = visuals[style] = VisualStyle.from_rich_style(style, self.app.ansi_theme)
                 combined = base + (base + visual)
-            segments.append(Segment(text[start:end], combined.rich_style_with_offset(x, y)))
+            rich = offset_styles.get((combined, x, y))
+            if rich is None:
+                rich = offset_styles[combined, x, y] = combined.rich_style_with_offset(x, y)
+            segments.append(Segment(text[start:end], rich))
             x += end - start
         return Strip(segments, width)
 

@@ -17,6 +17,8 @@ non-finite points are a mark in the line and a count (`×3`), never a number han
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from rich.segment import Segment
 from rich.style import Style
@@ -43,6 +45,13 @@ from rltop.view.text.fit import elide_name
 from rltop.view.text.marks import LEVEL_ICONS, LEVEL_NAMES, TREND_MARKS, had_badge
 from rltop.view.text.numbers import format_short
 from rltop.view.text.safe import visible
+
+REUSE_STYLES = os.environ.get("RLTOP_PLAIN_CARDS", "") != "1"
+"""Shortcut for issue 28's CPU goal (a repaint costs what changed): a card keeps the Rich style it
+made for each (style, column, row) of its lines, so a redrawn line reuses them instead of building a
+Rich style per run of text (a redrawn numbers line mostly has its runs where they were). The screen
+is the same as without (``tests/app/test_app_card_redraw.py`` compares them frame by frame). Off
+(``RLTOP_PLAIN_CARDS=1``, read at import): every run's style is made anew, as Textual makes it."""
 
 
 class MetricCard(KeyOrigin, Widget, can_focus=True):
@@ -79,6 +88,8 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
         self._shown: tuple[tuple[int, int], list[Line]] | None = None
         """(content size, lines) drawn: a new model redraws only the lines that differ."""
         self._strips: dict[int, Strip] = {}
+        self._offset_styles: dict[tuple[VisualStyle, int, int], Style] = {}
+        """Rich style of (style, x, y), as `VisualStyle.rich_style_with_offset` makes it (`REUSE_STYLES`)."""
         self._apply_titles()
 
     def get_component_styles(self, *names: str) -> RenderStyles:
@@ -240,6 +251,7 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
     def _forget_lines(self) -> None:
         self._shown = None
         self._strips.clear()
+        self._offset_styles.clear()
 
     def _build_lines(self, width: int, height: int) -> list[Line]:
         width = max(1, width)
@@ -263,7 +275,14 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
                     visual = VisualStyle.from_rich_style(style, self.app.ansi_theme)
                     self._visual_styles[style] = visual
                 combined = base + (base + visual)
-            segments.append(Segment(part, combined.rich_style_with_offset(x, y)))
+            if REUSE_STYLES:
+                key = (combined, x, y)
+                rich = self._offset_styles.get(key)
+                if rich is None:
+                    rich = self._offset_styles[key] = combined.rich_style_with_offset(x, y)
+            else:
+                rich = combined.rich_style_with_offset(x, y)
+            segments.append(Segment(part, rich))
             x += len(part)
         return Strip(segments, sum(cell_len(part) for part, _ in line))
 

@@ -1,0 +1,121 @@
+"""The metric cards while a run logs: the card shortcut (`metric_card.REUSE_STYLES`: the Rich style
+of each (style, column, row) a card drew kept for its next lines) draws the frames the plain path
+draws, segment for segment and style for style, in the card form and in the one-line form of a
+narrow terminal.
+
+A run of 3,000 noisy steps is posted step by step, as the watcher posts batches; after each, the
+frame drawn after the repaint is recorded once the layout settled. The numbers line changes at every
+point, a sparkline glyph now and then; a level change recolours a card and its sparkline; a tag with
+non-finite points draws its marks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers.paths import FIXTURES
+from helpers.ui import cli_app, wait_until
+
+from rltop.ingest.feed import ChangeBatch, PointsBatch
+from rltop.model.run import Store
+from rltop.model.series import Points
+from rltop.ui.app import RltopApp
+from rltop.ui.messages import LiveBatch
+from rltop.ui.widgets import metric_card
+
+START = 1_795_000_000.0
+HISTORY = 3000
+TAGS = ("train/reward", "train/kl", "train/entropy", "train/loss", "train/grad_norm", "train/clip_ratio",
+        *(f"train/metric_{i:02d}" for i in range(8)))  # fmt: skip
+
+
+def _values(tag: str, steps: np.ndarray) -> np.ndarray:
+    rng = np.random.default_rng(sum(map(ord, tag)) + int(steps[0]))
+    if tag == "train/reward":
+        return 0.2 + 0.6 * (1 - np.exp(-steps / 800)) + rng.normal(0, 0.01, steps.shape[0])
+    if tag == "train/kl":  # a k3 KL that dips below 0 near the end: a critical finding, a red card
+        base = 0.01 + 0.02 * (1 - np.exp(-steps / 900)) + rng.normal(0, 0.004, steps.shape[0])
+        return np.where(steps > HISTORY + 6, -0.05, base)
+    if tag == "train/grad_norm":  # non-finite points, one of them among the new ones
+        values = 0.5 + rng.normal(0, 0.05, steps.shape[0])
+        return np.where((steps % 997 == 0) | (steps == HISTORY + 4), np.nan, values)
+    return 1.0 + 0.1 * np.sin(steps / (30.0 + len(tag))) + rng.normal(0, 0.01, steps.shape[0])
+
+
+def _batch(first: int, count: int) -> ChangeBatch:
+    steps = np.arange(first, first + count, dtype=np.int64)
+    walls = START + steps.astype(np.float64)
+    return ChangeBatch(
+        points=[
+            PointsBatch("run", tag, Points(steps.copy(), walls.copy(), _values(tag, steps))) for tag in TAGS
+        ],
+        changed_runs={"run": "/logs/run"},
+        change_times={"run": float(walls[-1])},
+    )
+
+
+async def _frames(monkeypatch, shortcuts: bool, size: tuple[int, int]) -> list[list]:
+    monkeypatch.setattr(metric_card, "REUSE_STYLES", shortcuts)
+    store = Store()
+    store.run("run", "/logs/run")
+    clock = [START + HISTORY + 1.0]
+    app = cli_app(str(FIXTURES), "--theme", "rltop-dark", store=store, clock=lambda: clock[0])
+    frames: list[tuple[int, list]] = []
+    repaint = app._repaint
+
+    async def probed() -> None:
+        run = app.session.store.runs.get("run")
+        step = run.last_step if run is not None and run.last_step is not None else -1
+        await repaint()
+
+        def drawn() -> None:
+            frames.append((step, []))
+
+        app.screen.call_after_refresh(drawn)
+
+    app._repaint = probed
+    async with app.run_test(size=size) as pilot:
+        app.post_message(LiveBatch(_batch(1, HISTORY)))
+        board = app.dashboard.board
+        await wait_until(pilot, lambda: board.display and frames and frames[-1][0] >= HISTORY)
+        kept = []
+        for step in range(HISTORY + 1, HISTORY + 13):
+            clock[0] = START + step + 1.0
+            app.post_message(LiveBatch(_batch(step, 1)))
+            await wait_until(pilot, lambda step=step: any(held >= step for held, _ in frames))
+            # The frame once the layout settled: an alert that comes or goes moves the board a
+            # frame later or not, as the event loop goes. A line a card failed to redraw would
+            # still be the old one here.
+            await pilot.pause()
+            await pilot.pause()
+            kept.append(_board_lines(app))
+    return kept
+
+
+@pytest.mark.parametrize("size", [(100, 30), (40, 20)])
+async def test_the_card_shortcuts_draw_the_frames_of_the_plain_path(monkeypatch, size):
+    fast = await _frames(monkeypatch, True, size)
+    plain = await _frames(monkeypatch, False, size)
+    assert len(fast) == len(plain) == 12
+    for index, (one, other) in enumerate(zip(fast, plain)):
+        assert one == other, f"frame {index} differs: {_first_difference(one, other)}"
+    texts = ["".join(segment.text for line in frame for segment in line) for frame in fast]
+    assert len(set(texts)) > 1, "the frames should show the points as they come"
+
+
+def _board_lines(app: RltopApp) -> list[list]:
+    """The segments of the screen's lines the cards cover: not the header (its rates follow the real
+    clock), nor the board's scrollbar (its thumb follows a relayout that may land a frame later)."""
+    board = app.dashboard.board
+    region = board.region
+    right = region.right - board.scrollbar_size_vertical
+    strips = app.screen._compositor.render_strips()
+    return [list(strip.crop(region.x, right)) for strip in strips[region.y : region.bottom]]
+
+
+def _first_difference(one: list[list], other: list[list]) -> str:
+    for y, (mine, theirs) in enumerate(zip(one, other)):
+        if mine != theirs:
+            texts = ["".join(segment.text for segment in line) for line in (mine, theirs)]
+            return f"line {y}:\n{texts[0]!r}\n{texts[1]!r}\n{mine}\n{theirs}"
+    return f"{len(one)} lines against {len(other)}"
