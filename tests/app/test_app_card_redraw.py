@@ -13,17 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers.paths import FIXTURES
-from helpers.ui import cli_app, wait_until
+from helpers.live_frames import START, first_difference, live_app, live_batch, record_frames, region_lines
+from helpers.ui import wait_until
 
-from rltop.ingest.feed import ChangeBatch, PointsBatch
-from rltop.model.run import Store
-from rltop.model.series import Points
 from rltop.ui.app import RltopApp
 from rltop.ui.messages import LiveBatch
 from rltop.ui.widgets import metric_card
 
-START = 1_795_000_000.0
 HISTORY = 3000
 TAGS = ("train/reward", "train/kl", "train/entropy", "train/loss", "train/grad_norm", "train/clip_ratio",
         *(f"train/metric_{i:02d}" for i in range(8)))  # fmt: skip
@@ -42,38 +38,15 @@ def _values(tag: str, steps: np.ndarray) -> np.ndarray:
     return 1.0 + 0.1 * np.sin(steps / (30.0 + len(tag))) + rng.normal(0, 0.01, steps.shape[0])
 
 
-def _batch(first: int, count: int) -> ChangeBatch:
-    steps = np.arange(first, first + count, dtype=np.int64)
-    walls = START + steps.astype(np.float64)
-    return ChangeBatch(
-        points=[
-            PointsBatch("run", tag, Points(steps.copy(), walls.copy(), _values(tag, steps))) for tag in TAGS
-        ],
-        changed_runs={"run": "/logs/run"},
-        change_times={"run": float(walls[-1])},
-    )
+def _batch(first: int, count: int):
+    return live_batch(first, count, TAGS, _values)
 
 
 async def _frames(monkeypatch, shortcuts: bool, size: tuple[int, int]) -> list[list]:
     monkeypatch.setattr(metric_card, "REUSE_STYLES", shortcuts)
-    store = Store()
-    store.run("run", "/logs/run")
     clock = [START + HISTORY + 1.0]
-    app = cli_app(str(FIXTURES), "--theme", "rltop-dark", store=store, clock=lambda: clock[0])
-    frames: list[tuple[int, list]] = []
-    repaint = app._repaint
-
-    async def probed() -> None:
-        run = app.session.store.runs.get("run")
-        step = run.last_step if run is not None and run.last_step is not None else -1
-        await repaint()
-
-        def drawn() -> None:
-            frames.append((step, []))
-
-        app.screen.call_after_refresh(drawn)
-
-    app._repaint = probed
+    app = live_app(lambda: clock[0])
+    frames = record_frames(app, list)  # (the board is read once the layout settled, below)
     async with app.run_test(size=size) as pilot:
         app.post_message(LiveBatch(_batch(1, HISTORY)))
         board = app.dashboard.board
@@ -98,7 +71,7 @@ async def test_the_card_shortcuts_draw_the_frames_of_the_plain_path(monkeypatch,
     plain = await _frames(monkeypatch, False, size)
     assert len(fast) == len(plain) == 12
     for index, (one, other) in enumerate(zip(fast, plain)):
-        assert one == other, f"frame {index} differs: {_first_difference(one, other)}"
+        assert one == other, f"frame {index} differs: {first_difference(one, other)}"
     texts = ["".join(segment.text for line in frame for segment in line) for frame in fast]
     assert len(set(texts)) > 1, "the frames should show the points as they come"
 
@@ -108,14 +81,4 @@ def _board_lines(app: RltopApp) -> list[list]:
     clock), nor the board's scrollbar (its thumb follows a relayout that may land a frame later)."""
     board = app.dashboard.board
     region = board.region
-    right = region.right - board.scrollbar_size_vertical
-    strips = app.screen._compositor.render_strips()
-    return [list(strip.crop(region.x, right)) for strip in strips[region.y : region.bottom]]
-
-
-def _first_difference(one: list[list], other: list[list]) -> str:
-    for y, (mine, theirs) in enumerate(zip(one, other)):
-        if mine != theirs:
-            texts = ["".join(segment.text for segment in line) for line in (mine, theirs)]
-            return f"line {y}:\n{texts[0]!r}\n{texts[1]!r}\n{mine}\n{theirs}"
-    return f"{len(one)} lines against {len(other)}"
+    return region_lines(app, region.x, region.right - board.scrollbar_size_vertical, region.y, region.bottom)

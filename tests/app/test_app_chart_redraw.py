@@ -13,18 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers.paths import FIXTURES
-from helpers.ui import cli_app, wait_until
+from helpers.live_frames import START, first_difference, live_app, live_batch, record_frames, region_lines
+from helpers.ui import wait_until
 
-from rltop.ingest.feed import ChangeBatch, PointsBatch
-from rltop.model.run import Store
-from rltop.model.series import Points
 from rltop.ui import ansi_text, plot_text
 from rltop.ui.app import RltopApp
 from rltop.ui.messages import LiveBatch
 from rltop.ui.widgets import detail_chart
 
-START = 1_795_000_000.0
 HISTORY = 3000
 TAGS = ("train/reward", "train/kl", "train/entropy", "train/loss")
 
@@ -39,40 +35,17 @@ def _values(tag: str, steps: np.ndarray) -> np.ndarray:
     return 1.0 + 0.1 * np.sin(steps / 50.0) + rng.normal(0, 0.01, steps.shape[0])
 
 
-def _batch(first: int, count: int) -> ChangeBatch:
-    steps = np.arange(first, first + count, dtype=np.int64)
-    walls = START + steps.astype(np.float64)
-    return ChangeBatch(
-        points=[
-            PointsBatch("run", tag, Points(steps.copy(), walls.copy(), _values(tag, steps))) for tag in TAGS
-        ],
-        changed_runs={"run": "/logs/run"},
-        change_times={"run": float(walls[-1])},
-    )
+def _batch(first: int, count: int):
+    return live_batch(first, count, TAGS, _values)
 
 
 async def _frames(monkeypatch, shortcuts: bool) -> list[list]:
     monkeypatch.setattr(detail_chart, "REUSE_PICTURES", shortcuts)
     monkeypatch.setattr(plot_text, "ENABLED", shortcuts)
     monkeypatch.setattr(ansi_text, "ENABLED", shortcuts)
-    store = Store()
-    store.run("run", "/logs/run")
     clock = [START + HISTORY + 1.0]
-    app = cli_app(str(FIXTURES), "--theme", "rltop-dark", store=store, clock=lambda: clock[0])
-    frames: list[tuple[int, list]] = []
-    repaint = app._repaint
-
-    async def probed() -> None:
-        run = app.session.store.runs.get("run")
-        step = run.last_step if run is not None and run.last_step is not None else -1
-        await repaint()
-
-        def drawn() -> None:
-            frames.append((step, _grid_lines(app)))
-
-        app.screen.call_after_refresh(drawn)
-
-    app._repaint = probed
+    app = live_app(lambda: clock[0])
+    frames = record_frames(app, lambda: _grid_lines(app))
     async with app.run_test(size=(200, 50)) as pilot:
         app.post_message(LiveBatch(_batch(1, HISTORY)))
         grid = app.dashboard.grid
@@ -95,30 +68,19 @@ async def test_the_grid_draws_each_new_point_and_the_shortcuts_draw_the_same_fra
     plain = await _frames(monkeypatch, shortcuts=False)
     assert len(fast) == len(plain) == 12
     for index, (one, other) in enumerate(zip(fast, plain)):
-        assert one == other, f"frame {index} differs: {_first_difference(one, other)}"
+        assert one == other, f"frame {index} differs: {first_difference(one, other)}"
 
 
 def _grid_lines(app: RltopApp) -> list[list]:
     """The segments of the screen's lines the chart grid covers (the lines above it, the header's
     points per second and the alerts, follow the real clock and the order events arrive in)."""
     region = app.dashboard.grid.region
-    strips = app.screen._compositor.render_strips()
-    return [list(strip.crop(region.x, region.right)) for strip in strips[region.y : region.bottom]]
-
-
-def _first_difference(one: list[list], other: list[list]) -> str:
-    for y, (mine, theirs) in enumerate(zip(one, other)):
-        if mine != theirs:
-            texts = ["".join(segment.text for segment in line) for line in (mine, theirs)]
-            return f"line {y}:\n{texts[0]!r}\n{texts[1]!r}\n{mine}\n{theirs}"
-    return f"{len(one)} lines against {len(other)}"
+    return region_lines(app, region.x, region.right, region.y, region.bottom)
 
 
 async def _after_theme(monkeypatch, shortcuts: bool, theme: str) -> list[list]:
     monkeypatch.setattr(detail_chart, "REUSE_PICTURES", shortcuts)
-    store = Store()
-    store.run("run", "/logs/run")
-    app = cli_app(str(FIXTURES), "--theme", "rltop-dark", store=store, clock=lambda: START + HISTORY + 1.0)
+    app = live_app(lambda: START + HISTORY + 1.0)
     async with app.run_test(size=(200, 50)) as pilot:
         app.post_message(LiveBatch(_batch(1, HISTORY)))
         grid = app.dashboard.grid
@@ -135,4 +97,4 @@ async def test_a_theme_change_redraws_the_kept_charts(monkeypatch, theme):
     """The kept pictures and styles belong to a theme: a new theme draws the charts anew, as the
     plain path does."""
     fast, plain = await _after_theme(monkeypatch, True, theme), await _after_theme(monkeypatch, False, theme)
-    assert fast == plain, _first_difference(fast, plain)
+    assert fast == plain, first_difference(fast, plain)
