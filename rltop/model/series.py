@@ -18,7 +18,7 @@ widen only what they index, for readers whose cost must not grow with the histor
 reads whole columns at every batch (the health engine's rules) asks for wide columns instead
 (`keep_wide`): the tags rules judge cost 24 bytes a point, every other tag 16.
 ``RLTOP_WIDE_SERIES=1`` in the environment (read at import; tests set `NARROW`) keeps every column
-wide, the reference: ``tests/unit/test_series_narrow.py`` holds both ways equal over the fixtures.
+wide, the reference: ``tests/e2e/test_series_narrow.py`` holds both ways equal over the fixtures.
 
 Out-of-order steps: when a point arrives whose step is *smaller* than the last step of its tag
 (training resumed from an earlier checkpoint), every point of that tag with a step greater than or

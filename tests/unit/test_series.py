@@ -13,7 +13,7 @@ from rltop.model.series import Series
 
 @pytest.fixture(params=[True, False], ids=["narrow", "wide"])
 def narrow(request, monkeypatch) -> bool:
-    """Both storages (tests/unit/test_series_narrow.py holds them equal on the fixtures)."""
+    """Both storages (tests/e2e/test_series_narrow.py holds them equal on the fixtures)."""
     monkeypatch.setattr(series_module, "NARROW", request.param)
     return request.param
 
