@@ -4,8 +4,8 @@ A series of 30 000 points drawn in 40 terminal columns puts 750 points in each c
 them would hide exactly what a user looks for (one value-loss spike, one NaN), so every column keeps
 its finite minimum and maximum (`downsample_minmax`), and the one value a sparkline shows per column
 (`sparkline_values`) is its mean, or the extreme that stands out when the column holds a spike. Columns are
-equal slices of the points in arrival order (as TensorBoard and Textual's Sparkline bucket them),
-not of steps: GRPO logs some tags only every few steps, and step buckets would show false gaps.
+equal slices of the points in arrival order (as TensorBoard and Textual's Sparkline bucket them; a
+long sparkline's are of a fixed size, the last one filling: `spark_bounds`), not of steps: GRPO logs some tags only every few steps, and step buckets would show false gaps.
 
 Non-finite values (NaN, ±Inf) never reach a column's value. A sparkline column that holds one is
 NaN, which `rltop.view.chart.spark` draws as its non-finite mark: a NaN is seen where it happened at any
@@ -29,6 +29,28 @@ def column_bounds(count: int, width: int) -> np.ndarray:
     return (np.arange(columns + 1, dtype=np.int64) * count) // max(columns, 1)
 
 
+FIXED_COLUMN_POINTS = 256
+"""From this many points per sparkline column on, its columns have a fixed size (`spark_bounds`)."""
+
+
+def spark_bounds(count: int, width: int) -> np.ndarray:
+    """`column_bounds` of a sparkline: for a long series (at least `FIXED_COLUMN_POINTS` points and
+    at least ``width`` points per column), columns of a fixed ``ceil(count / width)`` points from the
+    first one, the last holding the rest (fewer by less than ``width``).
+
+    Why: with equal slices a new point moves about half the column bounds, so every column of a
+    live card was summed again at every point; fixed slices keep every column but the last until
+    the size grows (once every ``width`` points), and the dashboard sums one column per point
+    (`rltop.model.summary`). A column still holds hundreds of points: the picture is the same.
+    """
+    if width < 1 or count < width * max(FIXED_COLUMN_POINTS, width):
+        return column_bounds(count, width)
+    size = -(-count // width)
+    bounds = np.arange(width + 1, dtype=np.int64) * size
+    bounds[-1] = count  # the last column: count - (width - 1) * size points, in (size - width, size]
+    return bounds
+
+
 def downsample_minmax(values: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     """Per-column (min, max) over the finite values; NaN where a column has none.
 
@@ -36,7 +58,11 @@ def downsample_minmax(values: np.ndarray, width: int) -> tuple[np.ndarray, np.nd
     column per point (it is never stretched), so a 3-point eval series gives 3 columns.
     """
     values = np.asarray(values, dtype=np.float64)
-    starts = column_bounds(values.shape[0], width)[:-1]
+    return _minmax_from(values, column_bounds(values.shape[0], width)[:-1])
+
+
+def _minmax_from(values: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`downsample_minmax` over the columns that start at ``starts``."""
     if starts.shape[0] == 0:
         empty = np.empty(0, dtype=np.float64)
         return empty, empty.copy()
@@ -62,17 +88,18 @@ def sparkline_values(values: np.ndarray, width: int) -> np.ndarray:
     thousand points is never averaged away either.
     """
     values = np.asarray(values, dtype=np.float64)
-    mins, maxs = downsample_minmax(values, width)
+    bounds = spark_bounds(values.shape[0], width)
+    starts = bounds[:-1]
+    mins, maxs = _minmax_from(values, starts)
     if mins.shape[0] == 0 or mins.shape[0] == values.shape[0]:
         # One point per column: nothing to choose (non-finite points become NaN gaps).
         return np.where(np.isfinite(values), values, np.nan)
-    starts = column_bounds(values.shape[0], width)[:-1]
     finite = np.isfinite(values)
     counts = np.add.reduceat(finite.astype(np.int64), starts)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.add.reduceat(np.where(finite, values, 0.0), starts) / counts
     shown = column_values(mins, maxs, means)
-    shown[counts < np.diff(column_bounds(values.shape[0], width))] = np.nan  # a NaN or ±Inf inside
+    shown[counts < np.diff(bounds)] = np.nan  # a NaN or ±Inf inside
     return shown
 
 
@@ -102,12 +129,13 @@ def _neighbour_bounds(levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     A column without a finite neighbour gets its own level (so it is judged against itself).
     """
-    padded = np.concatenate(([np.nan], levels, [np.nan]))
-    neighbours = np.stack((padded[:-2], padded[2:]))
-    finite = np.isfinite(neighbours)
-    highest = np.where(finite, neighbours, -np.inf).max(axis=0)
-    lowest = np.where(finite, neighbours, np.inf).min(axis=0)
-    alone = ~finite.any(axis=0)
+    padded = np.full(levels.shape[0] + 2, np.nan)
+    padded[1:-1] = levels
+    padded[~np.isfinite(padded)] = np.nan  # (a ±Inf level is no level, as NaN is)
+    before, after = padded[:-2], padded[2:]
+    highest = np.fmax(before, after)  # (fmax and fmin take the other value where one is NaN)
+    lowest = np.fmin(before, after)
+    alone = np.isnan(highest)
     highest[alone] = levels[alone]
     lowest[alone] = levels[alone]
     return highest, lowest

@@ -16,7 +16,9 @@ new, plus a bounded part of the history:
   series keeps its values as float32;
 - sparkline columns come from summaries of `BLOCK`-point blocks (finite minimum, maximum, sum and
   count, about 0.45 B per point) plus the raw points at each column's two ends, so a column of
-  any length costs two blocks' worth of raw points and a block per `BLOCK` points.
+  any length costs two blocks' worth of raw points and a block per `BLOCK` points; a long
+  sparkline's columns have a fixed size (`spark_bounds`), so only its last column is summed again
+  at a new point (`REUSE_COLUMNS`).
 
 The statistics equal `series_stats` exactly (zeros may differ in sign); the columns equal
 `sparkline_values` up to the rounding of the column means, which are summed in another order
@@ -27,10 +29,11 @@ the summary over from the series (once, O(n)).
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
-from rltop.model.downsample import column_bounds, column_values, sparkline_values
+from rltop.model.downsample import column_values, spark_bounds, sparkline_values
 from rltop.model.series import Series
 from rltop.model.stats import (
     SeriesStats,
@@ -45,6 +48,10 @@ BLOCK = 64
 """Points per block summary."""
 DIRECT_COLUMN_POINTS = 4 * BLOCK
 """Series with fewer than this many points per column are downsampled directly (as cheap)."""
+REUSE_COLUMNS = os.environ.get("RLTOP_PLAIN_CARDS", "") != "1"
+"""Goal: a live card's sparkline costs one column per new point, not all of them (issue 28's CPU).
+On: `columns` keeps the summaries of the columns a new point cannot change. Off (``RLTOP_PLAIN_CARDS=1``,
+read at import): every column is summed at every call; tests/unit/test_summary.py holds both equal."""
 MAX_NON_FINITE_SHARE = 0.25
 """Beyond this share of non-finite points, their positions cost more than reading the series."""
 
@@ -53,7 +60,7 @@ class SeriesSummary:
     """What the dashboard shows of one series, kept up to date as it grows (`update`)."""
 
     __slots__ = ("_series", "_version", "_count", "_min", "_max", "_non_finite", "_positions",
-                 "_mins", "_maxs", "_sums", "_finite", "_blocks", "_range")  # fmt: skip
+                 "_mins", "_maxs", "_sums", "_finite", "_blocks", "_range", "_kept_columns")  # fmt: skip
 
     def __init__(self) -> None:
         self._series: Series | None = None
@@ -72,6 +79,8 @@ class SeriesSummary:
         self._finite = np.empty(0, dtype=np.int32)
         self._blocks = 0
         self._range: tuple[tuple[int, int], float] | None = None  # (sample key, spread)
+        # ((width, column size), summaries of every column but the last): see `columns`
+        self._kept_columns: tuple[tuple[int, int], tuple[np.ndarray, ...]] | None = None
 
     def update(self, series: Series) -> None:
         """Take in what ``series`` gained since the last call (all of it after a restart's purge)."""
@@ -185,18 +194,47 @@ class SeriesSummary:
         return self._range[1]
 
     def columns(self, series: Series, width: int) -> np.ndarray:
-        """`sparkline_values(series.values, width)`, from the block summaries of a long series."""
+        """`sparkline_values(series.values, width)`, from the block summaries of a long series.
+
+        Its columns have a fixed size (`spark_bounds`): the summaries of all but the last are kept
+        for the next call, which sums only the last column while the size stays the same.
+        """
         self.update(series)
         count, width = self._count, max(1, int(width))
         if count < width * DIRECT_COLUMN_POINTS:
             return sparkline_values(series.values, width)
-        bounds = column_bounds(count, width)
+        bounds = spark_bounds(count, width)
+        key = (width, int(bounds[1]))
+        kept = self._kept_columns
+        fixed = bounds[-2] == (width - 1) * bounds[1]  # (equal slices otherwise: nothing to keep)
+        if REUSE_COLUMNS and fixed and kept is not None and kept[0] == key:
+            last = self._column_summaries(series, bounds[-2:])
+            mins, maxs, sums, counts = (np.append(done, new) for done, new in zip(kept[1], last))
+        else:
+            mins, maxs, sums, counts = self._column_summaries(series, bounds)
+            if fixed:
+                self._kept_columns = (key, (mins[:-1], maxs[:-1], sums[:-1], counts[:-1]))
+        empty = counts == 0
+        mins[empty] = np.nan
+        maxs[empty] = np.nan
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = sums / counts
+        shown = column_values(mins, maxs, means)
+        shown[counts < np.diff(bounds)] = np.nan  # a NaN or ±Inf inside: marked, as `sparkline_values`
+        return shown
+
+    def _column_summaries(self, series: Series, bounds: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(finite min, max, sum, count) of each column between ``bounds``: whole blocks from their
+        summaries, the raw points at each column's two ends (less than a block each)."""
         starts, ends = bounds[:-1], bounds[1:]
+        columns = starts.shape[0]
         first_block = -(-starts // BLOCK)  # the whole blocks of each column: [first, last)
         last_block = ends // BLOCK
-        # Whole blocks: one reduceat over [first, last) pairs (every column holds at least 3 blocks).
-        pairs = np.empty(2 * width, dtype=np.int64)
-        pairs[0::2], pairs[1::2] = first_block, last_block
+        # Whole blocks: one reduceat over [first, last) pairs. A column may hold none (the last one,
+        # down to a point): its pair is then [last, last), which reduceat reads as the block at
+        # last (at most the neutral one): masked below.
+        pairs = np.empty(2 * columns, dtype=np.int64)
+        pairs[0::2], pairs[1::2] = np.minimum(first_block, last_block), last_block
         blocks = self._blocks
         if pairs[-1] >= blocks:  # reduceat wants indices inside the array: a neutral block at the end
             self._ensure_spare()
@@ -204,22 +242,13 @@ class SeriesSummary:
         maxs = np.maximum.reduceat(self._maxs[: blocks + 1], pairs)[0::2]
         sums = np.add.reduceat(self._sums[: blocks + 1], pairs)[0::2]
         counts = np.add.reduceat(self._finite[: blocks + 1].astype(np.int64), pairs)[0::2]
-        # The raw points at both ends of each column (less than a block each, maybe none).
-        left = (starts, first_block * BLOCK)
-        right = (last_block * BLOCK, ends)
+        none = last_block <= first_block
+        if none.any():
+            mins[none], maxs[none], sums[none], counts[none] = np.inf, -np.inf, 0.0, 0
+        left = (starts, np.minimum(first_block * BLOCK, ends))
+        right = (np.maximum(last_block * BLOCK, left[1]), ends)
         edge_min, edge_max, edge_sum, edge_count = _segment_summaries(series, left, right)
-        mins = np.minimum(mins, edge_min)
-        maxs = np.maximum(maxs, edge_max)
-        sums = sums + edge_sum
-        counts = counts + edge_count
-        empty = counts == 0
-        mins[empty] = np.nan
-        maxs[empty] = np.nan
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = sums / counts
-        shown = column_values(mins, maxs, means)
-        shown[counts < ends - starts] = np.nan  # a NaN or ±Inf inside: marked, as `sparkline_values`
-        return shown
+        return (np.minimum(mins, edge_min), np.maximum(maxs, edge_max), sums + edge_sum, counts + edge_count)
 
     def _ensure_spare(self) -> None:
         """One neutral block after the last complete one."""

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual import events, on
 from textual.app import App, SystemCommand
+from textual.driver import Driver
 from textual.screen import Screen
 from textual.timer import Timer
 
@@ -152,6 +153,16 @@ class RltopApp(App[int]):
 
     def get_default_screen(self) -> Screen:
         return self.dashboard
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this terminal; on Linux and macOS one whose input thread sleeps
+        until there is input (`rltop.ui.input_driver`: Textual's wakes ten times a second)."""
+        driver_class = super().get_driver_class()
+        if driver_class.__module__ != "textual.drivers.linux_driver":  # (it imports termios)
+            return driver_class
+        from rltop.ui import input_driver
+
+        return input_driver.QuietLinuxDriver if input_driver.ENABLED else driver_class
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(themes.VARIABLE_DEFAULTS)

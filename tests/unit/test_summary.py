@@ -14,7 +14,7 @@ import pytest
 
 from rltop.model import series as series_module
 from rltop.model import summary as summary_module
-from rltop.model.downsample import sparkline_values
+from rltop.model.downsample import column_bounds, spark_bounds, sparkline_values
 from rltop.model.series import Series
 from rltop.model.stats import median_of, series_stats
 from rltop.model.summary import BLOCK, SeriesSummary
@@ -28,7 +28,11 @@ def _same_stats(summary: SeriesSummary, series: Series) -> None:
 def _same_columns(summary: SeriesSummary, series: Series, width: int) -> None:
     got, want = summary.columns(series, width), sparkline_values(series.values, width)
     assert got.shape == want.shape
-    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300, equal_nan=True)
+    # Sums in another order differ in proportion to the values summed, not to their mean (a column
+    # of ±1e4 spikes whose mean is 1e-5).
+    finite = series.values[np.isfinite(series.values)]
+    scale = float(np.abs(finite).max()) if finite.size else 0.0
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=max(1e-300, 1e-12 * scale), equal_nan=True)
 
 
 def _values(rng: np.random.Generator, count: int, kind: str) -> np.ndarray:
@@ -83,6 +87,49 @@ def test_long_series_are_summarised_by_blocks(monkeypatch):
         np.testing.assert_allclose(summary.columns(series, width), columns, rtol=1e-12, equal_nan=True)
     non_finite = int((~np.isfinite(series.values)).sum())
     assert summary.nbytes() <= 0.5 * len(series) + 8 * non_finite
+
+
+@pytest.mark.parametrize("kind", ["walk", "spiky", "broken"])
+def test_kept_columns_equal_every_column_summed_anew_point_by_point(kind, monkeypatch):
+    """Goal of `REUSE_COLUMNS` (a live card sums one column per point): after every single point,
+    across column-size changes, widths (300: a column of as many points as columns, its last one
+    down to a point) and a restart's purge, the columns equal the ones summed anew, bit for bit."""
+    rng = np.random.default_rng(len(kind) + 20)
+    series, plain = Series("t"), SeriesSummary()
+    kept = {width: SeriesSummary() for width in (26, 47, 300)}  # (a card keeps its own, at its width)
+    series.append(np.arange(90_000), np.zeros(90_000), _values(rng, 90_000, kind))
+    step, reused = 90_000, 0
+
+    def check(width: int) -> None:
+        nonlocal reused
+        mine = kept[width]._kept_columns
+        reused += mine is not None and mine[0] == (width, int(spark_bounds(len(series), width)[1]))
+        monkeypatch.setattr(summary_module, "REUSE_COLUMNS", True)
+        got = kept[width].columns(series, width)
+        monkeypatch.setattr(summary_module, "REUSE_COLUMNS", False)
+        want = plain.columns(series, width)
+        assert got.tobytes() == want.tobytes()
+        _same_columns(plain, series, width)
+
+    for point in range(700):
+        value = np.nan if kind == "broken" and point % 97 == 5 else rng.normal()
+        series.append(np.array([step]), np.zeros(1), np.array([value]))
+        step += 1
+        for width in (300,) if point < 150 else (26, 47):
+            check(width)
+        if point == 400:  # resumed from step 60,000: every later point replaced
+            series.append(np.arange(60_000, 60_100), np.zeros(100), _values(rng, 100, kind))
+            step = 60_100
+    assert reused > 1000  # (the kept columns did serve)
+
+
+def test_long_sparklines_have_fixed_columns_the_last_holding_the_rest():
+    for count, width in ((26 * 256, 26), (26 * 256 + 1, 26), (90_000, 300), (90_299, 300), (1_000_003, 47)):
+        bounds = spark_bounds(count, width)
+        sizes = np.diff(bounds)
+        assert bounds[0] == 0 and bounds[-1] == count and sizes.shape[0] == width
+        assert (sizes[:-1] == sizes[0]).all() and sizes[0] - width < sizes[-1] <= sizes[0]
+    assert (spark_bounds(26 * 256 - 1, 26) == column_bounds(26 * 256 - 1, 26)).all()  # shorter: equal slices
 
 
 def test_a_restart_that_purges_points_starts_the_summary_over():
