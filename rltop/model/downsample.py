@@ -5,7 +5,8 @@ them would hide exactly what a user looks for (one value-loss spike, one NaN), s
 its finite minimum and maximum (`downsample_minmax`), and the one value a sparkline shows per column
 (`sparkline_values`) is its mean, or the extreme that stands out when the column holds a spike. Columns are
 equal slices of the points in arrival order (as TensorBoard and Textual's Sparkline bucket them; a
-long sparkline's are of a fixed size, the last one filling: `spark_bounds`), not of steps: GRPO logs some tags only every few steps, and step buckets would show false gaps.
+long sparkline's are of a fixed size, the last one filling: `spark_bounds`), not of steps: GRPO
+logs some tags only every few steps, and step buckets would show false gaps.
 
 Non-finite values (NaN, ±Inf) never reach a column's value. A sparkline column that holds one is
 NaN, which `rltop.view.chart.spark` draws as its non-finite mark: a NaN is seen where it happened at any
