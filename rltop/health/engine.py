@@ -33,7 +33,13 @@ from rltop.health.rules import BLOW_UPS, DETECTORS, NON_FINITE, STALL, TAG_RULES
 from rltop.health.rules.base import NO_BAND, Band, Context, Rule, SlotState
 from rltop.health.rules.detectors import detector_horizon, judge_run
 from rltop.health.rules.mismatch import fold_mismatch
-from rltop.health.rules.non_finite import NonFiniteCount, count_non_finite, fold_incident, non_finite_finding
+from rltop.health.rules.non_finite import (
+    NonFiniteCount,
+    count_all_finite,
+    count_non_finite,
+    fold_incident,
+    non_finite_finding,
+)
 from rltop.health.rules.stall import Activity, gap_window, judge_stall, next_stall_change
 from rltop.health.settings import RuleParams, Rules
 from rltop.health.verdicts import judge_slot
@@ -327,7 +333,7 @@ class HealthEngine:
                 return
             values = state.series.values_at(slice(seen, None))
             if np.isfinite(values).all():
-                state.non_finite.active = False  # (what count_non_finite does for all-finite points)
+                count_all_finite(state.non_finite)
                 return
             state.seen = seen
         new = state.series.points(seen)
