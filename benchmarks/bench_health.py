@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
+from live_writer import JUDGED_TAGS, live_tags  # noqa: E402
 from make_logs import SIZES, log_dir  # noqa: E402
 
 from rltop.health.engine import HealthEngine, assess_store  # noqa: E402
@@ -135,8 +136,7 @@ def incremental(history: int, batches: int, points: int) -> None:
     )
 
 
-LIVE_CASE_TAGS = [f"train/metric_{i:02d}" for i in range(45)] + [
-    "train/reward", "train/kl", "train/entropy", "train/grad_norm", "train/loss"]  # fmt: skip
+LIVE_CASE_TAGS = live_tags(50)  # the run live_writer.py logs for bench_live.py --cpu
 
 
 def live_case(history: int, batches: int) -> None:
@@ -146,7 +146,7 @@ def live_case(history: int, batches: int) -> None:
     run = Run("live", "/live")
     steps = np.arange(1, history + 1)
     for index, tag in enumerate(LIVE_CASE_TAGS):
-        level = 0.5 if index >= 45 else 1.0 + 0.1 * np.sin(steps / 50 + index)
+        level = 0.5 if tag in JUDGED_TAGS else 1.0 + 0.1 * np.sin(steps / 50 + index)
         values = (level + 0.01 * rng.standard_normal(history)).astype(np.float32).astype(np.float64)
         run.add_points(tag, steps, 1.8e9 + steps.astype(np.float64), values)
     engine = HealthEngine()

@@ -420,36 +420,7 @@ def report_case(
 
 # -- the CPU goal -----------------------------------------------------------------------------------
 
-CPU_WRITER = """
-import sys, time, math, random
-from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
-directory, history, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-names = [f"train/metric_{i:02d}" for i in range(45)] + [
-    "train/reward", "train/kl", "train/entropy", "train/grad_norm", "train/loss"]
-rng = random.Random(1)
-def value(i, name, step):
-    noise = rng.gauss(0.0, 0.01)
-    base = {"train/reward": 0.2 + 0.6 * (1 - math.exp(-step / 2000)),
-            "train/kl": 0.01 + 0.02 * (1 - math.exp(-step / 3000)),
-            "train/entropy": 2.0 - 0.5 * (1 - math.exp(-step / 4000)),
-            "train/grad_norm": 0.5, "train/loss": 0.1}
-    return base.get(name, 1.0 + 0.1 * math.sin(step / 50 + i)) + noise
-start = time.time() - history
-with EventWriter(directory, start=start) as writer:
-    for step in range(1, history + 1):
-        for i, name in enumerate(names):
-            writer.add_scalar(name, value(i, name, step), step, wall_time=start + step)
-    writer.flush()
-    print("ready", flush=True)
-    step, end = history, time.monotonic() + seconds
-    while time.monotonic() < end:
-        step += 1
-        now = time.time()
-        for i, name in enumerate(names):
-            writer.add_scalar(name, value(i, name, step), step, wall_time=now)
-        writer.flush()
-        time.sleep(max(0.0, 1.0 - (time.time() - now)))
-"""
+LIVE_WRITER = Path(__file__).parent / "live_writer.py"  # the run bench_health.py --live-case judges too
 
 
 def cpu_goal(args: argparse.Namespace) -> None:
@@ -460,7 +431,8 @@ def cpu_goal(args: argparse.Namespace) -> None:
             work = Path(tempfile.mkdtemp(prefix="rltop-live-cpu-"))
             (work / "run").mkdir()
             writer = subprocess.Popen(
-                [sys.executable, "-c", CPU_WRITER, str(work / "run"), "20000", str(args.seconds + 40)],
+                [sys.executable, str(LIVE_WRITER), str(work / "run"), "--tags", "50", "--history", "20000",
+                 "--seconds", str(args.seconds + 40), "--values", "trend"],
                 stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
             )  # fmt: skip
             assert writer.stdout.readline().strip() == "ready"

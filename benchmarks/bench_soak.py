@@ -55,24 +55,7 @@ GOAL_BYTES = 32
 """Issue 26: the dashboard's memory grows by at most 32 B per point held, plus a constant."""
 SAMPLE_EVERY = 10.0
 
-WRITER = """
-import sys, time, math
-from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
-directory, tags, rate = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-names = [f"train/metric_{i:02d}" for i in range(tags - 5)] + [
-    "train/reward", "train/kl", "train/entropy", "train/grad_norm", "train/loss"]
-with EventWriter(directory, start=time.time()) as writer:
-    step = 0
-    while True:
-        step += 1
-        now = time.time()
-        for i, name in enumerate(names):
-            writer.add_scalar(name, 1.0 + 0.1 * math.sin(step / 7 + i), step, wall_time=now)
-        writer.flush()
-        if step == 1:
-            print(step, flush=True)  # the first step is on disk
-        time.sleep(max(0.0, 1 / rate - (time.time() - now)))
-"""
+LIVE_WRITER = Path(__file__).parent / "live_writer.py"  # (the run of bench_live.py --cpu, other values)
 
 
 def rss_bytes(pid: int) -> int:
@@ -105,13 +88,14 @@ def start_writer(args: argparse.Namespace, prefix: str) -> tuple[Path, subproces
     run_dir.mkdir(parents=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     writer = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(run_dir), str(args.tags), str(args.rate)],
+        [sys.executable, str(LIVE_WRITER), str(run_dir), "--tags", str(args.tags), "--rate", str(args.rate)]
+        + ["--values", "wave"],
         stdout=subprocess.PIPE,
         text=True,
         env=env,
     )
     first = writer.stdout.readline()
-    assert first.strip() == "1", first
+    assert first.strip() == "ready", first
     return work, writer
 
 

@@ -33,7 +33,13 @@ from rltop.health.rules import BLOW_UPS, DETECTORS, NON_FINITE, STALL, TAG_RULES
 from rltop.health.rules.base import NO_BAND, Band, Context, Rule, SlotState
 from rltop.health.rules.detectors import detector_horizon, judge_run
 from rltop.health.rules.mismatch import fold_mismatch
-from rltop.health.rules.non_finite import NonFiniteCount, count_non_finite, fold_incident, non_finite_finding
+from rltop.health.rules.non_finite import (
+    NonFiniteCount,
+    count_all_finite,
+    count_non_finite,
+    fold_incident,
+    non_finite_finding,
+)
 from rltop.health.rules.stall import Activity, gap_window, judge_stall, next_stall_change
 from rltop.health.settings import RuleParams, Rules
 from rltop.health.verdicts import judge_slot
@@ -152,21 +158,22 @@ class HealthEngine:
 
     def assess(self, run: Run, now: float | None = None) -> RunHealth:
         """Judge what is new in ``run``; ``now`` (seconds since the epoch) enables the stall rule."""
-        return self._assess(run, now, None)
+        health, _activity = self._assess(run, now)
+        return health
 
     def assess_with_stall_due(self, run: Run, now: float) -> tuple[RunHealth, float | None]:
         """`assess` at ``now`` and `next_stall_change` at the same ``now``, in one call (a live
         consumer asks both after every batch; the shortcut reads the run's activity once)."""
         if not SHORTCUTS:
             return self.assess(run, now), self.next_stall_change(run, now)
-        read: list[Activity] = []
-        health = self._assess(run, now, read)
+        health, activity = self._assess(run, now)
+        assert activity is not None  # read whenever ``now`` is given
         params = self.rules[STALL.name]
-        due = next_stall_change(read[0], now, params, self._state(run).context.calibration)
+        due = next_stall_change(activity, now, params, self._state(run).context.calibration)
         return health, due
 
-    def _assess(self, run: Run, now: float | None, activity_out: list[Activity] | None) -> RunHealth:
-        """`assess`; the run's activity read for the stall rule goes to ``activity_out`` (when given)."""
+    def _assess(self, run: Run, now: float | None) -> tuple[RunHealth, Activity | None]:
+        """`assess`, and the run's activity it read for the stall rule (None when ``now`` is None)."""
         state = self._state(run)
         kind_changed = self._update_kind(state, run)
         for tag in [tag for tag in state.tags if tag not in run.series]:
@@ -192,18 +199,17 @@ class HealthEngine:
                 self._refresh(run.name, tag, tag_state, state, signals)
         findings = [finding for tag_state in state.tags.values() for finding in tag_state.findings]
         findings.extend(self._detect(state, run))
+        activity = None
         if now is not None:
             params = self.rules[STALL.name]
             activity = Activity.of_run(run, gap_window(int(params["gap_points"])))
-            if activity_out is not None:
-                activity_out.append(activity)
             stall = judge_stall(activity, now, params, state.context.calibration, findings)
             if stall is not None:
                 findings.append(stall)
         findings.sort(key=_worst_first)
         findings = with_text_evidence(fold_incident(fold_mismatch(findings), BLOW_UPS), run)
         has_points = any(len(series) for series in run.series.values())
-        return RunHealth(
+        health = RunHealth(
             run=run.name,
             kind=state.context.kind,
             findings=findings,
@@ -212,6 +218,7 @@ class HealthEngine:
             bands={tag: s.band for tag, s in state.tags.items() if s.band != NO_BAND},
             marks={tag: s.mark for tag, s in state.tags.items() if s.mark > Level.OK},
         )
+        return health, activity
 
     def next_stall_change(self, run: Run, now: float) -> float | None:
         """When ``run``'s stall verdict can next change without new points (None: not before)."""
@@ -326,7 +333,7 @@ class HealthEngine:
                 return
             values = state.series.values_at(slice(seen, None))
             if np.isfinite(values).all():
-                state.non_finite.active = False  # (what count_non_finite does for all-finite points)
+                count_all_finite(state.non_finite)
                 return
             state.seen = seen
         new = state.series.points(seen)

@@ -151,6 +151,13 @@ class ReadResult:
     large_next: bool = False  # the next call reads one large record (publish these points first)
     mtime: float | None = None  # the file's modification time as this read saw it (saves a stat)
 
+    def restart(self, path: str, reason: str) -> None:
+        """Say that the file at ``path`` ``reason`` (`rltop.ingest.storage.restart_reason`: was
+        replaced, shrank, was rewritten) and ask for its run to be read anew (RELOADED); the reader
+        resets itself."""
+        self.problems.append(f"{path}: file {reason}; reading it again from the start")
+        self.restarted = True
+
 
 class SourceReader(Protocol):
     """Follows one source file (or, for kinds read from their newest file, one run's files)."""

@@ -24,7 +24,7 @@ from rltop.ui.logic.header_info import HeaderInfo
 from rltop.ui.logic.rates import RunRates
 from rltop.view.compare.comparison import Comparison, compare_runs
 from rltop.view.compare.groups import group_by_setting, group_settings, setting_group_row
-from rltop.view.fleet import OverviewRow, overview_row, overview_values, state_counts, worst_run
+from rltop.view.fleet import OverviewRow, overview_row, overview_values, severity, state_counts, worst_run
 from rltop.view.group_view import GroupRow, GroupView, build_group_views, group_row
 from rltop.view.metric_view import MetricView
 from rltop.view.names import store_display_names
@@ -215,9 +215,11 @@ class Session:
     def choose_run(self) -> bool:
         """Pick the run to show by the `follow` policy; True if it changed.
 
-        - ``worst`` (default): the worst run (level, then the most recent news). While the first
-          read is in progress the choice may change at every repaint; afterwards only a run that is
-          strictly worse than the one shown takes its place (a tie never flips the screen).
+        - ``worst`` (default): the worst run (`severity`, then the most recent news). While the
+          first read is in progress the choice may change at every repaint; afterwards only a run
+          that is strictly worse than the one shown takes its place (a tie never flips the screen):
+          a worse level, or the same level still active where the shown run's is over (a NaN now
+          beside criticals that are all latched).
         - ``newest``: the most recently updated run when the first read ends, then any run that
           appears later (a new training started).
         - a name (or a part of one): that run as soon as it exists, then it stays (pinned).
@@ -260,8 +262,8 @@ class Session:
             return None
         if not self._settled or current is None or not current.series:
             return worst.name
-        shown = self.run_view(self.current)
-        return worst.name if worst.level > shown.level else self.current
+        # A worse run takes over; so does a live critical (a NaN now) from a run whose are all over.
+        return worst.name if severity(worst) > severity(self.run_view(self.current)) else self.current
 
     def find_run(self, wanted: str) -> str | None:
         """The run called ``wanted``, else the first (by name) whose name or display name contains it."""

@@ -29,14 +29,19 @@ def state_counts(runs: Iterable[RunView]) -> list[tuple[str, int]]:
     return [(state, states.count(state)) for state in RUN_STATES if state in states]
 
 
+def severity(run: RunView) -> tuple[Level, Level]:
+    """How badly ``run`` needs a look: its worst level, then its worst level still active (a NaN
+    that is happening now before a critical episode that is over). Compared as a tuple."""
+    return run.level, run.live_level
+
+
 def worst_run(runs: Sequence[RunView]) -> RunView | None:
-    """The run that needs a look first: worst level, then the worst level still active (a NaN that
-    is happening now before a critical episode that is over), then one with points, then the
+    """The run that needs a look first: the worst `severity`, then one with points, then the
     latest news."""
 
-    def key(run: RunView) -> tuple[int, int, bool, float, str]:
+    def key(run: RunView) -> tuple[Level, Level, bool, float, str]:
         moment = max(run.last_point_wall_time or 0.0, run.last_change_time or 0.0)
-        return (int(run.level), int(run.live_level), not run.empty, moment, run.name)
+        return (*severity(run), not run.empty, moment, run.name)
 
     return max(runs, key=key) if runs else None
 

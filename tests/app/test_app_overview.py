@@ -124,6 +124,37 @@ async def test_a_run_that_becomes_critical_is_announced_and_highlighted(tmp_path
         doomed.close()
 
 
+async def test_following_the_worst_a_live_critical_takes_over_from_a_run_whose_criticals_are_over(tmp_path):
+    """Both runs critical: the one whose NaN is happening now is worse than one finite again since."""
+    logs = tmp_path / "logs"
+    over = EventWriter(logs / "over")
+    calm = EventWriter(logs / "calm")
+    for step in range(1, 21):
+        over.add_scalar("train/loss", math.nan if step in (5, 6) else 0.5, step)  # critical, latched
+        calm.add_scalar("train/loss", 0.5, step)
+    over.flush()
+    calm.flush()
+    app = cli_app(str(logs), "--theme", "rltop-dark", "--poll", "0.2")
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(
+                pilot, lambda: app.session is not None and app.session.caught_up and len(_overview(app)) == 2
+            )
+            await wait_until(pilot, lambda: app.dashboard.shown_run == "over")
+            shown = app.session.run_view("over")
+            assert (shown.level, shown.live_level) == (Level.CRITICAL, Level.OK)
+            for step in range(21, 24):
+                calm.add_scalar("train/loss", math.nan, step)  # non-finite now: critical and active
+            calm.flush()
+            await wait_until(pilot, lambda: app.dashboard.shown_run == "calm", timeout=20)
+            assert app.session.current == "calm" and not app.session.pinned
+            calm_view = app.session.run_view("calm")
+            assert (calm_view.level, calm_view.live_level) == (Level.CRITICAL, Level.CRITICAL)
+    finally:
+        over.close()
+        calm.close()
+
+
 # -- keys -------------------------------------------------------------------------------------------------
 
 

@@ -6,12 +6,15 @@ hysteresis once the metric is back to normal, while a critical stays latched as 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from helpers.health import fresh_engine, judge, load_run, rule_findings, write_run
 from helpers.synthetic import CASES, Case  # noqa: F401 (fixtures among them)
 
 from rltop.health.findings import Level
+from rltop.health.settings import load_rules
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
@@ -128,3 +131,35 @@ def test_entropy_collapse_inside_the_first_ten_points_is_still_critical(tmp_path
     findings = [f for f in HealthEngine().assess(run).findings if f.rule == "entropy_collapse"]
     assert findings and findings[0].level.name == "CRITICAL"
     assert "early level 4.5" in findings[0].message
+
+
+def _reward_run(tmp_path, name: str, fallen_to: float) -> None:
+    """A reward that climbs from 1.071 to 1.09 (a small gain), then falls to ``fallen_to``."""
+    noise = 0.001 * np.random.default_rng(1).standard_normal(100)
+    values = np.concatenate((np.full(40, 1.071), np.full(30, 1.09), np.full(30, fallen_to))) + noise
+    write_run(tmp_path, name, {"train/reward": values})
+
+
+def test_reward_collapse_below_its_start_says_so_not_a_share_of_its_gain(tmp_path) -> None:
+    _reward_run(tmp_path, "below", 1.05)  # gave back 210 % of its gain: below where it started
+    _reward_run(tmp_path, "back", 1.08)  # gave back about half of it
+    (below,) = rule_findings(judge(tmp_path, name="below"), "reward_collapse")
+    assert below.level == Level.CRITICAL
+    assert "now below its start: 1.05 vs start 1.071, best 1.09; critical at 100%" in below.message
+    assert "of its gain" not in below.message
+    (back,) = rule_findings(judge(tmp_path, name="back"), "reward_collapse")
+    assert back.level == Level.WARN
+    assert re.search(
+        r"giving back 5\d\.?\d*% of its gain \(start 1\.071, best 1\.09\); warn at 50%", back.message
+    )
+
+
+def test_reward_collapse_with_its_thresholds_off_still_explains_a_fall_below_its_start(tmp_path) -> None:
+    """With warn and critical off (a rules file) only falling below the start warns: said, no crash."""
+    _reward_run(tmp_path, "below", 1.05)
+    path = tmp_path / "rules.toml"
+    path.write_text("[reward_collapse]\nwarn = false\ncritical = false\n")
+    (below,) = rule_findings(judge(tmp_path, rules=load_rules(str(path)), name="below"), "reward_collapse")
+    assert below.level == Level.WARN
+    assert "now below its start: 1.05 vs start 1.071" in below.message
+    assert "warn below its start by more than the noise margin" in below.message

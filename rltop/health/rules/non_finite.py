@@ -67,7 +67,7 @@ class NonFiniteCount:
 def count_non_finite(nf: NonFiniteCount, steps: np.ndarray, values: np.ndarray, finite: np.ndarray) -> None:
     """Update the non-finite summary of a tag with new points."""
     if finite.all():
-        nf.active = False
+        count_all_finite(nf)
         return
     bad = np.flatnonzero(~finite)
     nf.count += len(bad)
@@ -84,6 +84,15 @@ def count_non_finite(nf: NonFiniteCount, steps: np.ndarray, values: np.ndarray, 
     nf.last_value = float(values[bad[-1]])
     nf.latched = True
     nf.active = not bool(finite[-1])
+
+
+def count_all_finite(nf: NonFiniteCount) -> None:
+    """Update the non-finite summary of a tag with new points the caller knows are all finite.
+
+    `count_non_finite` for that case, without the points' steps (the engine's shortcut for tags no
+    rule judges checks their values only): the tag is finite again, what it had stays latched.
+    """
+    nf.active = False
 
 
 def non_finite_finding(run: str, tag: str, nf: NonFiniteCount, acknowledged: bool = False) -> Finding:

@@ -105,10 +105,16 @@ class RewardCollapse(Rule):
         if gain > state.margin:
             share = (peak - point.stat) / gain
             threshold = params.critical if level == Level.CRITICAL else params.warn
-            return (
-                f"{head}, giving back {pct(share)} of its gain (start {num(baseline)}, best "
-                f"{num(peak)}); {level.label} at {pct(threshold)} ({judged(level, params)})"
+            # Below its start the share is over 100 % (1.9e+03 % of a tiny gain): what tells is the start.
+            given_back = (
+                f"now below its start: {num(point.stat)} vs start {num(baseline)}, best {num(peak)}"
+                if point.stat < baseline
+                else f"giving back {pct(share)} of its gain (start {num(baseline)}, best {num(peak)})"
             )
+            # No threshold (warn switched off in a rules file): the warn came from falling below the start.
+            why = (f"at {pct(threshold)}" if threshold is not None
+                   else f"below its start by more than the noise margin {num(state.margin)}")  # fmt: skip
+            return f"{head}, {given_back}; {level.label} {why} ({judged(level, params)})"
         return (
             f"{head}, below its starting level {num(baseline)} by more than the noise margin "
             f"{num(state.margin)} ({judged(level, params)})"

@@ -127,9 +127,8 @@ class LineFileReader:
                     handle, stat, self._identity, self._checked, self._seen, self._head
                 )
                 if reason is not None:
-                    result.problems.append(f"{self.path}: file {reason}; reading it again from the start")
+                    result.restart(self.path, reason)
                     self.reset()
-                    result.restarted = True
                     return result
                 self._identity, self._checked = stat.identity, stat.version
                 if stat.size <= self.offset or self._stamp == (stat.size, stat.version):

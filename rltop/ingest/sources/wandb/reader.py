@@ -80,9 +80,8 @@ class WandbFileReader:
                     handle, stat, self._identity, self._checked, self._seen, self._head
                 )
                 if reason is not None:
-                    result.problems.append(f"{self.path}: file {reason}; reading it again from the start")
+                    result.restart(self.path, reason)
                     self.reset()
-                    result.restarted = True
                 self._identity, self._checked = stat.identity, stat.version
                 if self._not_wandb is not None or not self._header_ok(handle, stat, result):
                     return result

@@ -89,9 +89,8 @@ class EventFileReader:
                     handle, stat, self._identity, self._checked, self._seen, self._head
                 )
                 if reason is not None:
-                    result.problems.append(f"{self.path}: file {reason}; reading it again from the start")
+                    result.restart(self.path, reason)
                     self.reset()
-                    result.restarted = True
                 self._identity = stat.identity
                 self._checked = stat.version
                 result.mtime = stat.mtime
