@@ -46,6 +46,7 @@ from rltop.model.stats import (
 
 BLOCK = 64
 """Points per block summary."""
+_BLOCK_OFFSETS = np.arange(BLOCK, dtype=np.int64)
 DIRECT_COLUMN_POINTS = 4 * BLOCK
 """Series with fewer than this many points per column are downsampled directly (as cheap)."""
 REUSE_COLUMNS = os.environ.get("RLTOP_PLAIN_CARDS", "") != "1"
@@ -79,7 +80,7 @@ class SeriesSummary:
         self._finite = np.empty(0, dtype=np.int32)
         self._blocks = 0
         self._range: tuple[tuple[int, int], float] | None = None  # (sample key, spread)
-        # ((width, column size), summaries of every column but the last): see `columns`
+        # ((width, column size), the columns' summaries, every one but the last final): see `columns`
         self._kept_columns: tuple[tuple[int, int], tuple[np.ndarray, ...]] | None = None
 
     def update(self, series: Series) -> None:
@@ -208,12 +209,14 @@ class SeriesSummary:
         kept = self._kept_columns
         fixed = bounds[-2] == (width - 1) * bounds[1]  # (equal slices otherwise: nothing to keep)
         if REUSE_COLUMNS and fixed and kept is not None and kept[0] == key:
-            last = self._column_summaries(series, bounds[-2:])
-            mins, maxs, sums, counts = (np.append(done, new) for done, new in zip(kept[1], last))
+            mins, maxs, sums, counts = kept[1]  # (the last column's place is filled anew)
+            for column, last in zip(kept[1], self._column_summaries(series, bounds[-2:])):
+                column[-1] = last[0]
         else:
             mins, maxs, sums, counts = self._column_summaries(series, bounds)
             if fixed:
-                self._kept_columns = (key, (mins[:-1], maxs[:-1], sums[:-1], counts[:-1]))
+                self._kept_columns = (key, (mins, maxs, sums, counts))
+        # (Masking the kept arrays in place is safe: a column without finite points stays so.)
         empty = counts == 0
         mins[empty] = np.nan
         maxs[empty] = np.nan
@@ -281,9 +284,11 @@ def _segment_summaries(series: Series, left: tuple[np.ndarray, np.ndarray],
     Each segment is shorter than a block: both are read as a (columns, 2, BLOCK) window from the
     segment's start, the points past its end masked out.
     """
-    begins = np.stack((left[0], right[0]), axis=1)[:, :, None]  # (columns, 2, 1)
-    ends = np.stack((left[1], right[1]), axis=1)[:, :, None]
-    index = begins + np.arange(BLOCK, dtype=np.int64)
+    begins = np.empty((left[0].shape[0], 2, 1), dtype=np.int64)  # (columns, 2, 1)
+    begins[:, 0, 0], begins[:, 1, 0] = left[0], right[0]
+    ends = np.empty_like(begins)
+    ends[:, 0, 0], ends[:, 1, 0] = left[1], right[1]
+    index = begins + _BLOCK_OFFSETS
     window = series.values_at(np.minimum(index, len(series) - 1))
     finite = (index < ends) & np.isfinite(window)
     mins = np.where(finite, window, np.inf).min(axis=(1, 2))

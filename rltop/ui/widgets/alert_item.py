@@ -56,6 +56,7 @@ class AlertItem(KeyOrigin, Widget, can_focus=True):
         """Show the whole message and the advice even without focus."""
         self.run_has_completions = False
         """Set by the strip from the run's view: Enter opens the completions instead of the detail."""
+        self._kept_height: tuple[AlertView, int, int] | None = None  # (alert, width, open height)
 
     @property
     def finding(self) -> Finding:
@@ -80,7 +81,7 @@ class AlertItem(KeyOrigin, Widget, can_focus=True):
             # A full layout pass costs far more than repainting a few lines, and an open alert's
             # text changes with every point ("now 1.48 at step 2000"): lay out only when its
             # height changes (a one-line alert keeps its height whatever its text).
-            self.refresh(layout=self.is_open and self._open_height() != before)
+            self.refresh(layout=self.is_open and self._open_height(remember=True) != before)
         else:
             self.alert = alert  # same text: keep the newest data, skip the repaint
 
@@ -97,10 +98,17 @@ class AlertItem(KeyOrigin, Widget, can_focus=True):
         """Showing everything: focused or expanded."""
         return self.has_focus or self.expanded
 
-    def _open_height(self) -> int:
-        """Lines the open alert takes at its current width."""
+    def _open_height(self, remember: bool = False) -> int:
+        """Lines the open alert takes at its current width (``remember``: kept for the next update,
+        which would otherwise wrap the same text again to learn the height it had)."""
         width = max(1, self.content_size.width)
-        return len(self.render().wrap(self.app.console, width))
+        kept = self._kept_height
+        if not remember and kept is not None and kept[0] is self.alert and kept[1] == width:
+            return kept[2]
+        height = len(self.render().wrap(self.app.console, width))
+        if remember:
+            self._kept_height = (self.alert, width, height)
+        return height
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         """One line until focused or expanded, whatever the text: the one-line form is cut to the

@@ -23,12 +23,13 @@ import numpy as np
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual._compositor import MapGeometry
 from textual.binding import Binding
 from textual.css.styles import RenderStyles
 from textual.dom import DOMNode, NoScreen
 from textual.errors import NoWidget
 from textual.events import Click
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.style import Style as VisualStyle
 from textual.widget import Widget
@@ -150,8 +151,9 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
         shown = self._shown
         if shown is None:
             return  # not drawn since it was last asked to be: it draws the newest model when shown
-        size = self.content_size
-        if shown[0] != (size.width, size.height) or not self._on_screen():
+        geometry = self._geometry()  # (once: the size and the visibility both come from it)
+        size = geometry.region.shrink(self.styles.gutter).size if geometry is not None else Size(0, 0)
+        if shown[0] != (size.width, size.height) or not (geometry and geometry.visible_region.area):
             # Drawn at another size, or scrolled out of sight: drawn whole when it is next shown.
             self._forget_lines()
             self.refresh()
@@ -163,13 +165,12 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
                 self._strips.pop(y, None)
                 self.refresh(Region(0, y, size.width, 1))
 
-    def _on_screen(self) -> bool:
-        """Whether any part of the card was on screen at the last screen update."""
+    def _geometry(self) -> MapGeometry | None:
+        """Where the card was at the last screen update (None: not on a screen)."""
         try:
-            geometry = self.screen.find_widget(self)
+            return self.screen.find_widget(self)
         except (NoScreen, NoWidget):
-            return False
-        return bool(geometry.visible_region.area)
+            return None
 
     def set_compact(self, compact: bool, name_width: int, label: str | None = None) -> None:
         """Switch between the card and the one-line form; ``label``: the name the board fitted."""

@@ -40,6 +40,7 @@ THRESHOLD_FLOOR = 0.25
 far under a threshold of 0.05, stays near the bottom."""
 
 _FULL = SPARK_GLYPHS[-1]
+_GLYPH_ARRAY = np.array(list(SPARK_GLYPHS))
 
 Thresholds = Sequence[float | None]
 
@@ -51,7 +52,12 @@ def scale_floor(columns: np.ndarray, thresholds: Thresholds = ()) -> float:
     finite = columns[np.isfinite(columns)]
     if not finite.size:
         return 0.0
-    floor = RELATIVE_FLOOR * float(np.max(np.abs(finite)))
+    return _floor_of(float(np.max(np.abs(finite))), thresholds)
+
+
+def _floor_of(magnitude: float, thresholds: Thresholds) -> float:
+    """`scale_floor` of values whose largest absolute value is ``magnitude``."""
+    floor = RELATIVE_FLOOR * magnitude
     limits = [abs(t) for t in thresholds if t is not None and math.isfinite(t) and t != 0.0]
     if limits:
         floor = max(floor, THRESHOLD_FLOOR * min(limits))
@@ -73,7 +79,7 @@ def spark_scale(columns: np.ndarray, thresholds: Thresholds = ()) -> tuple[float
     low, high = float(finite.min()), float(finite.max())
     if not high > low:
         return None
-    floor = scale_floor(finite, thresholds)
+    floor = _floor_of(max(abs(low), abs(high)), thresholds)
     # Halves keep the arithmetic finite even for values near ±1.8e308.
     if high / 2.0 - low / 2.0 >= floor / 2.0:
         return low, high
@@ -122,7 +128,7 @@ def sparkline_glyphs(
         if not high > low:
             return _mark(FLAT_GLYPH * int(columns.shape[0]), finite)
     levels = _levels(columns, low, high, len(SPARK_GLYPHS))
-    glyphs = np.array(list(SPARK_GLYPHS))[levels]
+    glyphs = _GLYPH_ARRAY[levels]
     glyphs[~finite] = NON_FINITE_GLYPH
     return "".join(glyphs.tolist())
 
