@@ -1,7 +1,7 @@
-"""The metric cards while a run logs: the card shortcut (`metric_card.REUSE_STYLES`: the Rich style
-of each (style, column, row) a card drew kept for its next lines) draws the frames the plain path
-draws, segment for segment and style for style, in the card form and in the one-line form of a
-narrow terminal.
+"""The metric cards while a run logs: the card shortcuts (`metric_card.REUSE_STYLES`: the Rich style
+of each (style, column, row) a card drew kept for its next lines; `summary.REUSE_COLUMNS`: the
+sparkline columns a new point cannot change kept) draw the frames the plain path draws, segment for
+segment and style for style, in the card form and in the one-line form of a narrow terminal.
 
 A run of 3,000 noisy steps is posted step by step, as the watcher posts batches; after each, the
 frame drawn after the repaint is recorded once the layout settled. The numbers line changes at every
@@ -16,6 +16,7 @@ import pytest
 from helpers.live_frames import START, first_difference, live_app, live_batch, record_frames, region_lines
 from helpers.ui import wait_until
 
+from rltop.model import summary
 from rltop.ui.app import RltopApp
 from rltop.ui.messages import LiveBatch
 from rltop.ui.widgets import metric_card
@@ -44,6 +45,7 @@ def _batch(first: int, count: int):
 
 async def _frames(monkeypatch, shortcuts: bool, size: tuple[int, int]) -> list[list]:
     monkeypatch.setattr(metric_card, "REUSE_STYLES", shortcuts)
+    monkeypatch.setattr(summary, "REUSE_COLUMNS", shortcuts)
     clock = [START + HISTORY + 1.0]
     app = live_app(lambda: clock[0])
     frames = record_frames(app, list)  # (the board is read once the layout settled, below)
