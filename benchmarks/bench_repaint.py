@@ -1,0 +1,146 @@
+"""The dashboard's UI-thread CPU per live step, each shortcut on against off in one process.
+
+    python benchmarks/bench_repaint.py                                  # 100x30, every switch
+    python benchmarks/bench_repaint.py --sizes 40x20,100x30,200x50 --steps 200
+    python benchmarks/bench_repaint.py --switch rltop.model.summary:REUSE_COLUMNS
+
+The run of ``bench_live.py --cpu`` (50 tags, 45 numbered plus reward, KL, entropy, grad norm and
+loss, 20k steps of history) is posted to the dashboard under Textual's pilot, one step at a time, as
+the watcher posts batches; the switches are turned on for even steps and off for odd ones, so both
+halves run on the same app, the same history and the same machine load. Printed: the UI thread's
+CPU per step (`time.thread_time()` from posting the batch until the next step, the repaint and the
+frame included) and Textual's compositor's part of it, each half's mean and their ratio.
+
+Why in one process: on this shared 2-core machine two runs of ``bench_live.py --cpu`` taken minutes
+apart differ by more (±10 %) than most single shortcuts save; alternating step by step cancels that.
+The process-level figure (the goal's) stays ``bench_live.py --cpu``'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from live_writer import live_tags  # noqa: E402
+
+from rltop.ingest.feed import ChangeBatch, PointsBatch  # noqa: E402
+from rltop.model.run import Store  # noqa: E402
+from rltop.model.series import Points  # noqa: E402
+from rltop.ui.app import RltopApp  # noqa: E402
+from rltop.ui.messages import LiveBatch  # noqa: E402
+
+SWITCHES = [
+    "rltop.model.summary:REUSE_COLUMNS",
+    "rltop.ui.widgets.metric_card:REUSE_STYLES",
+    "rltop.ui.widgets.detail_chart:REUSE_PICTURES",
+]
+START = 1_795_000_000.0
+HISTORY = 20_000
+TAGS = live_tags(50)
+
+
+def values(tag: str, steps: np.ndarray) -> np.ndarray:
+    """The ``trend`` values of `benchmarks/live_writer.py` (numpy, seeded per batch)."""
+    index = TAGS.index(tag)
+    rng = np.random.default_rng(int(steps[0]) * 64 + index)
+    x = steps.astype(np.float64)
+    base = {
+        "train/reward": 0.2 + 0.6 * (1 - np.exp(-x / 2000)),
+        "train/kl": 0.01 + 0.02 * (1 - np.exp(-x / 3000)),
+        "train/entropy": 2.0 - 0.5 * (1 - np.exp(-x / 4000)),
+        "train/grad_norm": np.full(x.shape, 0.5),
+        "train/loss": np.full(x.shape, 0.1),
+    }.get(tag, 1.0 + 0.1 * np.sin(x / 50 + index))
+    return (base + rng.normal(0.0, 0.01, x.shape)).astype(np.float32).astype(np.float64)
+
+
+def batch(first: int, count: int) -> ChangeBatch:
+    """Steps ``first`` .. ``first + count - 1`` of every tag, as one watcher batch."""
+    steps = np.arange(first, first + count, dtype=np.int64)
+    walls = START + steps.astype(np.float64)
+    points = [PointsBatch("run", tag, Points(steps.copy(), walls.copy(), values(tag, steps))) for tag in TAGS]
+    changed = {"run": "/logs/run"}
+    return ChangeBatch(points=points, changed_runs=changed, change_times={"run": float(walls[-1])})
+
+
+class _Compositor:
+    """Sums the compositor's CPU into the half that is running."""
+
+    def __init__(self) -> None:
+        from textual._compositor import Compositor
+
+        self.half: bool | None = None
+        self.spent = {True: 0.0, False: 0.0}
+        original = Compositor.render_update
+
+        def timed(compositor, *args, **kwargs):
+            started = time.thread_time()
+            result = original(compositor, *args, **kwargs)
+            if self.half is not None:
+                self.spent[self.half] += time.thread_time() - started
+            return result
+
+        Compositor.render_update = timed
+
+
+async def measure(size: tuple[int, int], switches: list[str], steps: int, gap: float) -> dict:
+    """Per-step UI-thread CPU with ``switches`` on (even steps) and off (odd steps)."""
+    flags = [(importlib.import_module(module), name) for module, name in (s.split(":") for s in switches)]
+    compositor = _Compositor()
+    clock = [START + HISTORY + 1.0]
+    store = Store()
+    store.run("run", "/logs/run")
+    app = RltopApp(["/logs"], store=store, clock=lambda: clock[0], theme="rltop-dark")
+    batches = [batch(step, 1) for step in range(HISTORY + 1, HISTORY + 1 + steps)]
+    spent: dict[bool, list[float]] = {True: [], False: []}
+    async with app.run_test(size=size) as pilot:
+        app.post_message(LiveBatch(batch(1, HISTORY)))
+        while app.repaint_count == 0 or app.session.store.runs["run"].last_step != HISTORY:
+            await pilot.pause()
+        await asyncio.sleep(1.0)  # the first picture settled
+        for index, one in enumerate(batches):
+            half = index % 2 == 0
+            for module, name in flags:
+                setattr(module, name, half)
+            compositor.half = half
+            clock[0] = START + HISTORY + 1 + index + 0.2
+            started = time.thread_time()
+            app.post_message(LiveBatch(one))
+            await asyncio.sleep(gap)
+            spent[half].append(time.thread_time() - started)
+    count = {half: len(values) for half, values in spent.items()}
+    return {
+        half: (statistics.fmean(values) * 1000, compositor.spent[half] / count[half] * 1000)
+        for half, values in spent.items()
+    }
+
+
+def main() -> None:
+    """Command line."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="100x30")
+    parser.add_argument("--steps", type=int, default=160, help="live steps (half with the switches on)")
+    parser.add_argument("--gap", type=float, default=0.3, help="seconds between steps")
+    parser.add_argument("--switch", action="append", help="module:FLAG (default: every shortcut)")
+    args = parser.parse_args()
+    switches = args.switch or SWITCHES
+    for size in [tuple(int(part) for part in size.split("x")) for size in args.sizes.split(",")]:
+        result = asyncio.run(measure(size, switches, args.steps, args.gap))
+        (on, on_comp), (off, off_comp) = result[True], result[False]
+        print(f"{size[0]}x{size[1]}: on {on:.2f} ms/step (compositor {on_comp:.2f}), off {off:.2f} "
+              f"ms/step (compositor {off_comp:.2f}): on/off {on / off:.2f}  [{', '.join(switches)}]",
+              flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
