@@ -39,7 +39,7 @@ class Tmux:
             if time.monotonic() > deadline:
                 screen = self("capture-pane", "-p", "-t", "t:0")
                 raise AssertionError(f"timed out waiting for {what}:\n{screen}")
-            time.sleep(0.05)
+            time.sleep(0.1)
 
     def bell_flags(self) -> dict[str, str]:
         """Window index -> #{window_bell_flag}."""

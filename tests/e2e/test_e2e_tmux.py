@@ -55,7 +55,7 @@ class Pane:
                 return screen
             if time.monotonic() > deadline:
                 raise AssertionError(f"{what} not on screen after {timeout} s:\n{screen}")
-            time.sleep(0.05)  # (a state poll: capture-pane costs a few ms)
+            time.sleep(0.2)
 
     def wait_for(self, *needles: str, timeout: float = 30.0) -> str:
         """Wait until every needle is on screen; return the screen."""
