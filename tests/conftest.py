@@ -9,6 +9,7 @@ long fuzzing runs). ``pytest`` runs them all; ``pytest tests/unit`` the fast tie
 from __future__ import annotations
 
 import compileall
+import gc
 import shutil
 import sys
 from pathlib import Path
@@ -51,3 +52,18 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """
     compileall.compile_dir(str(REPO / "rltop"), quiet=1)
     sys.dont_write_bytecode = False
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Let the garbage collector of this process skip what lives for the whole session.
+
+    The imports (numpy, Textual, Rich, the SDKs) and the collected tests are frozen out of the
+    collector's scans, and a young generation of 10,000 objects instead of 700 makes its passes rarer:
+    the app tier builds large widget trees, and each full pass walked every object of the session.
+    Measured: the app tier spent 30 s of its 139 in the collector, 12 s of 126 after; the unit tier
+    3.0 s, 0.7 s after. Only when garbage is collected changes (the processes the tests start keep
+    Python's defaults); no test depends on it (none looks at gc, weakrefs or memory).
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(10_000, 10, 10)

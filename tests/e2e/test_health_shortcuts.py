@@ -69,9 +69,17 @@ def _replay_both_ways(run: Run, cuts: list[int], monkeypatch, rules=None) -> int
     return compared
 
 
+@pytest.fixture(scope="module")
+def fixture_store() -> Store:
+    """Every fixture run, loaded once for both seeds (the replays only read it: they feed copies)."""
+    return load([str(FIXTURES / root) for root in FIXTURE_ROOTS]).store
+
+
 @pytest.mark.parametrize("seed", [0, 1])
-def test_shortcuts_equal_the_plain_engine_on_every_fixture(monkeypatch, seed: int) -> None:
-    store = load([str(FIXTURES / root) for root in FIXTURE_ROOTS]).store
+def test_shortcuts_equal_the_plain_engine_on_every_fixture(
+    monkeypatch, seed: int, fixture_store: Store
+) -> None:
+    store = fixture_store
     assert len(store.runs) >= 15
     rng = np.random.default_rng(seed)
     compared = 0

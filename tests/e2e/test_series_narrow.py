@@ -9,6 +9,7 @@ verdicts, and every ``snapshot`` format and every ``export`` format must print t
 
 from __future__ import annotations
 
+import copy
 import itertools
 import time
 from pathlib import Path
@@ -20,6 +21,7 @@ from helpers.snapshot import freeze_clock, isolate_user_rules, run_cli
 
 from rltop.health.engine import assess_store
 from rltop.health.settings import load_rules
+from rltop.ingest.follow import loader
 from rltop.ingest.follow.loader import load
 from rltop.model import series as series_module
 from rltop.model.series import Series
@@ -76,8 +78,17 @@ def _everything(folder: Path, narrow: bool, monkeypatch, capsys, tmp_path) -> di
     """What rltop shows of ``folder`` with narrow columns allowed or not (appends in chunks)."""
     monkeypatch.setattr(series_module, "NARROW", narrow)
     monkeypatch.setattr(Series, "append", _in_chunks)
+    # The folder is loaded once per width and each command gets a copy of that load, as it was before
+    # anything judged it (the engine widens the tags it judges): eight loads of the same files gave
+    # the same result eight times, and took a third of the test (the completions' parquet scans).
+    loaded = load([str(folder)])
+    monkeypatch.setattr(
+        loader,
+        "load",
+        lambda paths, tags=None, runs=None, on_progress=None: _copy_of(loaded, paths, tags, runs),
+    )
     shown: dict = {}
-    store = load([str(folder)]).store
+    store = copy.deepcopy(loaded).store
     shown["store"] = _store_bits(store)
     shown["narrow"] = any(any(series.narrow) for run in store.runs.values() for series in run.series.values())
     health = assess_store(store, load_rules(), now=NOW)
@@ -89,6 +100,12 @@ def _everything(folder: Path, narrow: bool, monkeypatch, capsys, tmp_path) -> di
     for fmt in EXPORT_FORMATS:
         shown[f"export {fmt}"] = run_cli(capsys, "export", str(folder), "--format", fmt)
     return shown
+
+
+def _copy_of(loaded, paths: list[str], tags: str | None, runs: str | None):
+    """A fresh copy of the folder's load, for a command that loads the same folder unfiltered."""
+    assert (paths, tags, runs) == ([str(folder) for folder in loaded.discovery.roots], None, None), paths
+    return copy.deepcopy(loaded)
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda path: path.name)

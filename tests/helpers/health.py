@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -117,6 +118,14 @@ def replay(path: Path, rules: Rules | None = None) -> tuple[Changes, RunHealth]:
                 changes.setdefault(key, []).append((step, now.get(key, Level.OK)))
         levels = now
     return changes, health
+
+
+@functools.cache
+def replay_fixture(path: Path) -> tuple[Changes, RunHealth]:
+    """`replay` of a copied fixture run with the built-in rules, once per session: several tests
+    look at the same replay. The result is shared: read it, never change it."""
+    assert path.is_relative_to(FIXTURES), path  # (a fixture never changes during a session)
+    return replay(path)
 
 
 def first_step_at(changes: Changes, rule: str, tag: str, level: Level) -> int | None:

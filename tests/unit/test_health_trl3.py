@@ -8,7 +8,7 @@ critical.
 from __future__ import annotations
 
 import pytest
-from helpers.health import first_step_at, replay, rule_findings
+from helpers.health import first_step_at, replay_fixture, rule_findings
 from helpers.paths import FIXTURES
 
 from rltop.health.findings import Level
@@ -18,7 +18,7 @@ TRL3 = FIXTURES / "trl3"
 
 @pytest.fixture(scope="module")
 def slow_collapse():
-    return replay(TRL3 / "grpo_slow_collapse")
+    return replay_fixture(TRL3 / "grpo_slow_collapse")
 
 
 def test_a_slow_collapse_is_critical_once_the_completions_converge(slow_collapse) -> None:
@@ -76,7 +76,7 @@ def _cut(run, step: int):
 
 @pytest.fixture(scope="module")
 def kl_runaway():
-    return replay(TRL3 / "grpo_kl_runaway_warm")
+    return replay_fixture(TRL3 / "grpo_kl_runaway_warm")
 
 
 def test_a_kl_runaway_from_a_warm_start_is_critical(kl_runaway) -> None:
@@ -109,7 +109,7 @@ HEALTHY = [
 
 @pytest.mark.parametrize("name", HEALTHY)
 def test_healthy_runs_have_no_critical(name: str) -> None:
-    _, health = replay(TRL3 / name)
+    _, health = replay_fixture(TRL3 / name)
     assert [f for f in health.findings if f.level == Level.CRITICAL] == []
 
 
@@ -117,7 +117,7 @@ def test_a_blow_up_in_the_first_steps_is_critical_before_the_nan() -> None:
     # lr 0.5: entropy 4.58 -> 1.33 -> 0.24 at steps 2-3, clip_ratio/region_mean 0.54 at step 2, kl 3.49
     # at step 3; grad_norm NaN at step 6, then the run dies. There is no baseline to wait for: the early
     # level is the first point's, and a clip ratio of 0.54 is beyond any healthy run on its own.
-    changes, health = replay(TRL3 / "grpo_early_blowup")
+    changes, health = replay_fixture(TRL3 / "grpo_early_blowup")
     assert first_step_at(changes, "grpo_clip_ratio", "train/clip_ratio/region_mean", Level.CRITICAL) == 2
     assert first_step_at(changes, "kl_blowup_token", "train/kl", Level.CRITICAL) == 3
     assert first_step_at(changes, "entropy_collapse", "train/entropy", Level.CRITICAL) == 4
@@ -133,7 +133,7 @@ def test_a_blow_up_in_the_first_steps_is_critical_before_the_nan() -> None:
 def test_a_sacrificed_reward_function_is_critical() -> None:
     # Weights 1 (distinct_reward) and 2 (x_fraction_reward): the total climbs 0.89 -> 2.03 while
     # distinct_reward falls from 0.87 to 0.09; below half of its early level (0.43) from step ~120.
-    changes, health = replay(TRL3 / "grpo_reward_tradeoff")
+    changes, health = replay_fixture(TRL3 / "grpo_reward_tradeoff")
     tag = "train/rewards/distinct_reward/mean"
     leader = "train/rewards/x_fraction_reward/mean"
     assert first_step_at(changes, "reward_dominance", leader, Level.WARN) == 92  # a trade begins
@@ -150,7 +150,7 @@ def test_a_value_head_that_blows_up_in_its_first_steps_is_critical_before_the_na
     # PPO (TRL 1.12), plain SGD at lr 0.065: value loss 0.26, 0.83, 44, 3.35e5 at steps 1-4, NaN at 5,
     # five more tags NaN at 6, then the run dies. No baseline of normal points can exist that early:
     # a point 1000x the median of the points before it is critical on its own.
-    changes, health = replay(TRL3 / "ppo_value_spike_nan")
+    changes, health = replay_fixture(TRL3 / "ppo_value_spike_nan")
     assert first_step_at(changes, "value_loss_spike", "train/loss/value_avg", Level.CRITICAL) == 4
     assert first_step_at(changes, "non_finite", "train/loss/value_avg", Level.CRITICAL) == 5
     (spike,) = rule_findings(health, "value_loss_spike")
@@ -166,5 +166,5 @@ def test_a_value_head_that_blows_up_in_its_first_steps_is_critical_before_the_na
 
 def test_a_slow_start_of_the_value_head_is_no_spike() -> None:
     # ppo_healthy_minibatch's value loss moves 0.35 -> 0.1 in its first steps: nothing near 1000x.
-    _, health = replay(TRL3 / "ppo_healthy_minibatch")
+    _, health = replay_fixture(TRL3 / "ppo_healthy_minibatch")
     assert rule_findings(health, "value_loss_spike") == []

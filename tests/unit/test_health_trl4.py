@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.health import first_step_at, judge, replay, rule_findings, write_run
+from helpers.health import first_step_at, judge, replay, replay_fixture, rule_findings, write_run
 from helpers.paths import FIXTURES
 
 from rltop.health.findings import Level
@@ -22,7 +22,7 @@ OPTION_RUNS = ("grpo_gspo", "grpo_cispo", "grpo_sapo", "grpo_vespo", "grpo_adapt
 
 @pytest.fixture(scope="module", params=OPTION_RUNS)
 def option_run(request):
-    return request.param, replay(TRL4 / request.param)
+    return request.param, replay_fixture(TRL4 / request.param)
 
 
 def test_no_option_run_gets_a_critical_at_any_step(option_run) -> None:
@@ -51,7 +51,7 @@ def test_gspo_clip_ratios_near_one_are_normal_at_sequence_level() -> None:
     # clip_ratio/region_mean is 0.69-1.0 on every second pass of this healthy run (reward -0.29 -> 0.56):
     # it was critical from step 2 with the token-level thresholds, and every all-clipped pass (a gradient
     # of exactly 0 by design) was a dead update.
-    changes, health = replay(TRL4 / "grpo_gspo")
+    changes, health = replay_fixture(TRL4 / "grpo_gspo")
     assert not rule_findings(health, "grpo_clip_ratio") and not rule_findings(health, "dead_update")
     assert not [key for key in changes if key[0] in ("grpo_clip_ratio", "dead_update")]
 
@@ -87,7 +87,7 @@ def test_loss_variant_tags_have_their_concepts() -> None:
 
 @pytest.fixture(scope="module")
 def entropy_held():
-    return replay(TRL4 / "grpo_adaptive_entropy_x")
+    return replay_fixture(TRL4 / "grpo_adaptive_entropy_x")
 
 
 def test_the_entropy_controller_is_judged_by_its_coefficient(entropy_held) -> None:
@@ -136,7 +136,7 @@ def test_entropy_coef_without_the_controller_is_not_judged(tmp_path) -> None:
     ],
 )
 def test_a_collapse_gets_its_completion_finding(name, rule, warn, critical, quoted) -> None:
-    changes, health = replay(TRL4 / name)
+    changes, health = replay_fixture(TRL4 / name)
     assert first_step_at(changes, rule, "", Level.WARN) == warn
     assert first_step_at(changes, rule, "", Level.CRITICAL) == critical
     (finding,) = rule_findings(health, rule)
