@@ -5,7 +5,8 @@ Layout of this package: `app` (the App: live feed, themes, keys that work everyw
 ``widgets/`` (one widget a file), ``app.tcss`` (all layout), ``themes/`` (TOML themes, loaded by
 `themes`), `chart` (plotext drawing), `plot_text` (the same text drawn with numpy), `ansi_text`
 (a chart's ANSI text as Rich text), `alerting` (hooks, bell, title), `palette`, `key_bindings`,
-`follow_focus`, `terminal_guard`, and ``logic/``: every Textual-free helper (repaint policy, rates,
+`follow_focus`, `terminal_guard`, `input_driver` (Textual's terminal driver, its input thread
+asleep until a key), and ``logic/``: every Textual-free helper (repaint policy, rates,
 the key table, header facts, grid layout, chart sources, level classes, narrow cells, tag filter). What is
 shown (names, levels, numbers, sentences) comes from `rltop.view`, the
 model the snapshot renders too; nothing here imports `rltop.report`. `messages` holds every message
