@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from live_writer import live_tags  # noqa: E402
+from live_writer import TrendValues, live_tags  # noqa: E402
 
 from rltop.ingest.feed import ChangeBatch, PointsBatch  # noqa: E402
 from rltop.model.run import Store  # noqa: E402
@@ -47,26 +47,30 @@ HISTORY = 20_000
 TAGS = live_tags(50)
 
 
-def values(tag: str, steps: np.ndarray) -> np.ndarray:
-    """The ``trend`` values of `benchmarks/live_writer.py` (numpy, seeded per batch)."""
-    index = TAGS.index(tag)
-    rng = np.random.default_rng(int(steps[0]) * 64 + index)
-    x = steps.astype(np.float64)
-    base = {
-        "train/reward": 0.2 + 0.6 * (1 - np.exp(-x / 2000)),
-        "train/kl": 0.01 + 0.02 * (1 - np.exp(-x / 3000)),
-        "train/entropy": 2.0 - 0.5 * (1 - np.exp(-x / 4000)),
-        "train/grad_norm": np.full(x.shape, 0.5),
-        "train/loss": np.full(x.shape, 0.1),
-    }.get(tag, 1.0 + 0.1 * np.sin(x / 50 + index))
-    return (base + rng.normal(0.0, 0.01, x.shape)).astype(np.float32).astype(np.float64)
+def batches(steps: int) -> list[ChangeBatch]:
+    """Steps 1 .. ``steps`` of every tag with the values `live_writer.py --values trend` logs (its
+    own generator, called in its order, stored as float32 as its event file holds them): the history
+    as one watcher batch, then each live step as one."""
+    value = TrendValues()
+    table = (
+        np.array(
+            [[value(index, tag, step) for index, tag in enumerate(TAGS)] for step in range(1, steps + 1)]
+        )
+        .astype(np.float32)
+        .astype(np.float64)
+    )
+    ranges = [(1, HISTORY + 1), *((step, step + 1) for step in range(HISTORY + 1, steps + 1))]
+    return [_batch(first, end, table[first - 1 : end - 1]) for first, end in ranges]
 
 
-def batch(first: int, count: int) -> ChangeBatch:
-    """Steps ``first`` .. ``first + count - 1`` of every tag, as one watcher batch."""
-    steps = np.arange(first, first + count, dtype=np.int64)
+def _batch(first: int, end: int, values: np.ndarray) -> ChangeBatch:
+    """Steps ``first`` .. ``end - 1`` (``values``: a row a step, a column a tag) as one watcher batch."""
+    steps = np.arange(first, end, dtype=np.int64)
     walls = START + steps.astype(np.float64)
-    points = [PointsBatch("run", tag, Points(steps.copy(), walls.copy(), values(tag, steps))) for tag in TAGS]
+    points = [
+        PointsBatch("run", tag, Points(steps.copy(), walls.copy(), values[:, index].copy()))
+        for index, tag in enumerate(TAGS)
+    ]
     changed = {"run": "/logs/run"}
     return ChangeBatch(points=points, changed_runs=changed, change_times={"run": float(walls[-1])})
 
@@ -99,14 +103,14 @@ async def measure(size: tuple[int, int], switches: list[str], steps: int, gap: f
     store = Store()
     store.run("run", "/logs/run")
     app = RltopApp(["/logs"], store=store, clock=lambda: clock[0], theme="rltop-dark")
-    batches = [batch(step, 1) for step in range(HISTORY + 1, HISTORY + 1 + steps)]
+    history, *live = batches(HISTORY + steps)
     spent: dict[bool, list[float]] = {True: [], False: []}
     async with app.run_test(size=size) as pilot:
-        app.post_message(LiveBatch(batch(1, HISTORY)))
+        app.post_message(LiveBatch(history))
         while app.repaint_count == 0 or app.session.store.runs["run"].last_step != HISTORY:
             await pilot.pause()
         await asyncio.sleep(1.0)  # the first picture settled
-        for index, one in enumerate(batches):
+        for index, one in enumerate(live):
             half = index % 2 == 0
             for module, name in flags:
                 setattr(module, name, half)
