@@ -69,10 +69,11 @@ class QuietLinuxDriver(LinuxDriver):
         def process(events: list) -> None:
             if any(key.fd == fileno for key, _ in events):
                 data = decode(os.read(fileno, 1024 * 4))
-                if not data:  # end of file: the terminal hung up (the terminal guard ends the app);
+                if data:
+                    for event in parser.feed(data):
+                        self.process_message(event)
+                else:  # end of file: the terminal hung up (the terminal guard ends the app);
                     selector.unregister(fileno)  # reading on would spin (Textual's loop does)
-                for event in parser.feed(data) if data else ():
-                    self.process_message(event)
             for event in parser.tick():
                 self.process_message(event)
 

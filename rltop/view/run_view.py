@@ -163,9 +163,9 @@ def build_run_view(
         for tag in tags:
             view = cache.get(tag)
             if view is None or view.name != names[tag] or is_stale(view, run, health):
-                summary = None
-                if summaries is not None:  # (made only when missing: 50 tags a step made 50 and kept none)
-                    summary = summaries.get(tag) or summaries.setdefault(tag, SeriesSummary())
+                summary = summaries.get(tag) if summaries is not None else None
+                if summaries is not None and summary is None:  # (made only when missing, not per call)
+                    summary = summaries[tag] = SeriesSummary()
                 view = cache[tag] = build_metric_view(run, tag, health, names[tag], summary)
             rows.append(view)
         if rows:
