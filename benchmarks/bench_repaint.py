@@ -39,7 +39,8 @@ from rltop.ui.messages import LiveBatch  # noqa: E402
 
 SWITCHES = [
     "rltop.model.summary:REUSE_COLUMNS",
-    "rltop.ui.widgets.metric_card:REUSE_STYLES",
+    "rltop.ui.line_strips:REUSE_STYLES",
+    "rltop.ui.widgets.header_bar:DRAW_OWN_LINES",
     "rltop.ui.widgets.detail_chart:REUSE_PICTURES",
 ]
 START = 1_795_000_000.0

@@ -1,4 +1,4 @@
-"""The metric cards while a run logs: the card shortcuts (`metric_card.REUSE_STYLES`: the Rich style
+"""The metric cards while a run logs: the card shortcuts (`line_strips.REUSE_STYLES`: the Rich style
 of each (style, column, row) a card drew kept for its next lines; `summary.REUSE_COLUMNS`: the
 sparkline columns a new point cannot change kept) draw the frames the plain path draws, segment for
 segment and style for style, in the card form and in the one-line form of a narrow terminal.
@@ -17,9 +17,9 @@ from helpers.live_frames import START, first_difference, live_app, live_batch, r
 from helpers.ui import wait_until
 
 from rltop.model import summary
+from rltop.ui import line_strips
 from rltop.ui.app import RltopApp
 from rltop.ui.messages import LiveBatch
-from rltop.ui.widgets import metric_card
 
 HISTORY = 3000
 TAGS = ("train/reward", "train/kl", "train/entropy", "train/loss", "train/grad_norm", "train/clip_ratio",
@@ -44,7 +44,7 @@ def _batch(first: int, count: int):
 
 
 async def _frames(monkeypatch, shortcuts: bool, size: tuple[int, int]) -> list[list]:
-    monkeypatch.setattr(metric_card, "REUSE_STYLES", shortcuts)
+    monkeypatch.setattr(line_strips, "REUSE_STYLES", shortcuts)
     monkeypatch.setattr(summary, "REUSE_COLUMNS", shortcuts)
     clock = [START + HISTORY + 1.0]
     app = live_app(lambda: clock[0])

@@ -17,14 +17,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
-from textual.style import Style as VisualStyle
 from textual.visual import Visual, visualize
 from textual.widget import Widget
 
@@ -32,6 +30,7 @@ from rltop.health.bands import BandTrack
 from rltop.model.series import Series
 from rltop.ui.ansi_text import joined, lines_from_ansi
 from rltop.ui.chart import RGB, Canvas, band_cells, render_figure
+from rltop.ui.line_strips import LineStrips, draws_run_by_run, text_runs
 from rltop.view.chart.data import Figure, Overlay, build_figure
 from rltop.view.chart.options import ChartOptions
 
@@ -117,10 +116,8 @@ class DetailChart(Widget):
         band is the same picture."""
         self._strips: tuple[Picture, tuple, list[Strip]] | None = None
         """(picture, what else the strips depend on, the strips Textual made of it)."""
-        self._visuals: dict[Style, VisualStyle] = {}
-        self._offset_styles: dict[tuple[VisualStyle, int, int], Style] = {}
-        """Rich style of (style, x, y) as `VisualStyle.rich_style_with_offset` makes it: a changed row
-        mostly redraws the same colours at the same places (`REUSE_PICTURES`)."""
+        self._line_strips = LineStrips(self)
+        """A changed row mostly redraws the same colours at the same places (`REUSE_PICTURES`)."""
         self._styles: tuple[tuple, dict[str, Style]] = ((), {})
 
     def show(self, data: ChartData) -> None:
@@ -175,8 +172,7 @@ class DetailChart(Widget):
         return style
 
     def notify_style_update(self) -> None:
-        self._visuals = {}
-        self._offset_styles = {}
+        self._line_strips.forget()
         self._styles = ((), {})  # restyled (theme, classes): the components are looked up again
         super().notify_style_update()
 
@@ -228,8 +224,7 @@ class DetailChart(Widget):
             )
         strips = list(kept[2])
         changed = [y for y, (line, old) in enumerate(zip(lines, before)) if line != old and y < len(strips)]
-        direct = self.text_selection is None and self.styles.content_align == ("left", "top")
-        direct = direct and self.styles.text_align in ("left", "start")
+        direct = draws_run_by_run(self)
         rest = []
         for y in changed:
             strip = self._line_strip(lines[y], y, width) if direct else None
@@ -253,50 +248,10 @@ class DetailChart(Widget):
                                 self.visual_style)  # fmt: skip
 
     def _line_strip(self, line: Text, y: int, width: int) -> Strip | None:
-        """Textual's strip of one line of a picture at row ``y``, made as Textual makes it (each run of
-        the line on the widget's style, a coloured run's colour over that, with its offset for
-        selection), for a line of colour runs exactly as wide as the chart; None for any other."""
-        if line.cell_len != width or line.style:
-            return None
-        spans = line.spans
-        if any(not isinstance(span.style, Style) for span in spans):
-            return None
-        if any(a.end > b.start for a, b in zip(spans, spans[1:])):
-            return None  # overlapping or out of order (a band, a cursor): Textual combines them
-        base = self.visual_style
-        plain = base + base
-        visuals = self._visuals
-        offset_styles = self._offset_styles
-        text = line.plain
-        segments = []
-        x = 0
-        for start, end, style in [*self._runs(spans, len(text))]:
-            if style is None:
-                combined = plain
-            else:
-                visual = visuals.get(style)
-                if visual is None:
-                    visual = visuals[style] = VisualStyle.from_rich_style(style, self.app.ansi_theme)
-                combined = base + (base + visual)
-            rich = offset_styles.get((combined, x, y))
-            if rich is None:
-                rich = offset_styles[combined, x, y] = combined.rich_style_with_offset(x, y)
-            segments.append(Segment(text[start:end], rich))
-            x += end - start
-        return Strip(segments, width)
-
-    @staticmethod
-    def _runs(spans: list, length: int):
-        """(start, end, style or None) of the runs of a line whose spans do not overlap."""
-        position = 0
-        for span in spans:
-            if span.start > position:
-                yield position, span.start, None
-            if span.end > span.start:
-                yield span.start, span.end, span.style
-            position = span.end
-        if position < length:
-            yield position, length, None
+        """Textual's strip of one line of a picture at row ``y``, made as Textual makes it
+        (`LineStrips`), for a line of colour runs exactly as wide as the chart; None for any other."""
+        runs = text_runs(line) if line.cell_len == width else None
+        return None if runs is None else self._line_strips.strip(runs, y)
 
     def _picture(self) -> Picture:
         """The picture without the cursor, for the current data, size and theme."""

@@ -1,10 +1,20 @@
-"""The header: the run shown (level, name, kind, step, freshness), the state of every run, the view."""
+"""The header: the run shown (level, name, kind, step, freshness), the state of every run, the view.
+
+It changes at every live point (the step, the age), so it draws its text itself (`LineStrips`, as
+Textual would draw it) and keeps its component styles until restyled (`KeptComponentStyles`).
+"""
 
 from __future__ import annotations
 
+import os
+
 from rich.text import Text
+from textual.geometry import Size
+from textual.strip import Strip
 from textual.widget import Widget
 
+from rltop.ui.kept_styles import KeptComponentStyles
+from rltop.ui.line_strips import LineStrips, draws_run_by_run, text_lines
 from rltop.ui.logic.header_info import HeaderInfo
 from rltop.ui.logic.levels import LEVEL_KEYS
 from rltop.view.text.cells import cell_len
@@ -13,8 +23,14 @@ from rltop.view.text.marks import LEVEL_ICONS, LEVEL_NAMES, state_level
 from rltop.view.text.safe import visible
 from rltop.view.text.sentences import compact_fleet_parts, fleet_parts
 
+DRAW_OWN_LINES = os.environ.get("RLTOP_PLAIN_HEADER", "") != "1"
+"""Goal: a live point costs the header only its text (issue 28's CPU): `render_line` makes the
+strips of `render`'s text itself (`LineStrips`) instead of Textual's conversion of the text at
+every refresh. Off (``RLTOP_PLAIN_HEADER=1``, read at import): Textual draws the text; the strips
+are the same (``tests/app/test_app_header_lines.py``)."""
 
-class HeaderBar(Widget):
+
+class HeaderBar(KeptComponentStyles, Widget):
     """Renders a `HeaderInfo` into one line that always fits, never cutting a word."""
 
     COMPONENT_CLASSES = {
@@ -30,12 +46,41 @@ class HeaderBar(Widget):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.info = HeaderInfo()
+        self._line_strips = LineStrips(self)
+        self._drawn: tuple[HeaderInfo, Size, list[Strip] | None] | None = None
+        """(info, size, its strips; None: drawn by Textual) of the last frame (`DRAW_OWN_LINES`)."""
 
     def show(self, info: HeaderInfo) -> None:
         """Display ``info`` (repaints only when the text would change)."""
         if info != self.info:
             self.info = info
+            self._drawn = None
             self.refresh()
+
+    def notify_style_update(self) -> None:
+        self._drawn = None
+        self._line_strips.forget()
+        super().notify_style_update()
+
+    def render_line(self, y: int) -> Strip:
+        """Line ``y`` of the header: `render`'s text made into strips as Textual would make them."""
+        strips = self._own_strips() if DRAW_OWN_LINES and draws_run_by_run(self) else None
+        if strips is None:
+            return super().render_line(y)
+        if y < len(strips):
+            return strips[y]
+        return Strip.blank(self.size.width, self.visual_style.rich_style)
+
+    def _own_strips(self) -> list[Strip] | None:
+        """The strips of the current text and size (None where Textual must draw it: see `text_lines`)."""
+        size = self.size
+        drawn = self._drawn
+        if drawn is None or drawn[0] is not self.info or drawn[1] != size:
+            lines = text_lines(self.render(), size.width)
+            strip = self._line_strips.strip
+            strips = None if lines is None else [strip(line, y) for y, line in enumerate(lines)]
+            drawn = self._drawn = (self.info, size, strips)
+        return drawn[2]
 
     def render(self) -> Text:
         """Assemble the parts that fit the current width, most important first."""

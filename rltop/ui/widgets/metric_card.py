@@ -17,10 +17,7 @@ non-finite points are a mark in the line and a count (`×3`), never a number han
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
-from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual._compositor import MapGeometry
@@ -31,11 +28,12 @@ from textual.errors import NoWidget
 from textual.events import Click
 from textual.geometry import Region, Size
 from textual.strip import Strip
-from textual.style import Style as VisualStyle
 from textual.widget import Widget
 
 from rltop.health.findings import Level
 from rltop.ui.follow_focus import KeyOrigin
+from rltop.ui.kept_styles import KeptComponentStyles
+from rltop.ui.line_strips import Line, LineStrips
 from rltop.ui.logic.levels import LEVEL_CLASSES, LEVEL_KEYS
 from rltop.ui.logic.narrow import NARROW_FIXED, VALUE_WIDTH
 from rltop.ui.messages import OpenDetail
@@ -47,15 +45,8 @@ from rltop.view.text.marks import LEVEL_ICONS, LEVEL_NAMES, TREND_MARKS, had_bad
 from rltop.view.text.numbers import format_short
 from rltop.view.text.safe import visible
 
-REUSE_STYLES = os.environ.get("RLTOP_PLAIN_CARDS", "") != "1"
-"""Shortcut for issue 28's CPU goal (a repaint costs what changed): a card keeps the Rich style it
-made for each (style, column, row) of its lines, so a redrawn line reuses them instead of building a
-Rich style per run of text (a redrawn numbers line mostly has its runs where they were). The screen
-is the same as without (``tests/app/test_app_card_redraw.py`` compares them frame by frame). Off
-(``RLTOP_PLAIN_CARDS=1``, read at import): every run's style is made anew, as Textual makes it."""
 
-
-class MetricCard(KeyOrigin, Widget, can_focus=True):
+class MetricCard(KeyOrigin, KeptComponentStyles, Widget, can_focus=True):
     """Draws a `MetricView`; Enter (or a double click) asks for the detail screen."""
 
     BINDINGS = [Binding("enter", "open", "Detail")]
@@ -84,13 +75,10 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
         self.label = model.label if label is None else visible(label)
         """The name as the board fits it to the layout (`rltop.view.names.metric_labels`), safe to print."""
         self._spark_cache: tuple[tuple[int, int], int, np.ndarray] | None = None
-        self._styles: dict[tuple[str, ...], Style] = {}
-        self._visual_styles: dict[Style, VisualStyle] = {}
+        self._line_strips = LineStrips(self)
         self._shown: tuple[tuple[int, int], list[Line]] | None = None
         """(content size, lines) drawn: a new model redraws only the lines that differ."""
         self._strips: dict[int, Strip] = {}
-        self._offset_styles: dict[tuple[VisualStyle, int, int], Style] = {}
-        """Rich style of (style, x, y), as `VisualStyle.rich_style_with_offset` makes it (`REUSE_STYLES`)."""
         self._apply_titles()
 
     def get_component_styles(self, *names: str) -> RenderStyles:
@@ -103,31 +91,12 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
                 self._component_styles[name] = node.styles
         return super().get_component_styles(*names)
 
-    def get_component_rich_style(
-        self, *names: str, partial: bool = False, default: Style | None = None
-    ) -> Style:
-        """A component's Rich style, kept until the card is restyled.
-
-        Textual forgets a widget's component styles at every refresh and finds each again through
-        the ancestors (0.1 ms each, five a card: half of what a live card's redraw cost). They only
-        change when the card is restyled (focus, level, theme, layout class), which
-        `notify_style_update` says.
-        """
-        key = (*names, "partial") if partial else names
-        style = self._styles.get(key)
-        if style is None:
-            style = super().get_component_rich_style(*names, partial=partial, default=default)
-            self._styles[key] = style
-        return style
-
     def notify_style_update(self) -> None:
         # Restyled (focus, level, theme): the components are styled again when drawn. Textual
         # repaints a widget whose declared components changed; the card repaints on any restyle
         # that drops styled components (a theme may change only the colours the card draws in).
         styled = bool(self._component_styles)
         self._component_styles.clear()
-        self._styles.clear()
-        self._visual_styles.clear()
         self._forget_lines()
         super().notify_style_update()
         if styled:
@@ -235,7 +204,7 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
         strip = self._strips.get(y)
         if strip is None:
             if y < len(lines):
-                strip = self._strip(lines[y], y)
+                strip = self._line_strips.strip(lines[y], y)
             else:
                 strip = Strip.blank(size.width, self.visual_style.rich_style)
             self._strips[y] = strip
@@ -252,40 +221,13 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
     def _forget_lines(self) -> None:
         self._shown = None
         self._strips.clear()
-        self._offset_styles.clear()
+        self._line_strips.forget()
 
     def _build_lines(self, width: int, height: int) -> list[Line]:
         width = max(1, width)
         if self.compact:
             return self._line_form(width)
         return self._card_form(width, max(1, height))
-
-    def _strip(self, line: Line, y: int) -> Strip:
-        """The strip of one line, styled as Textual styles a Rich Text's spans: every segment's
-        style is the base style plus (base plus its span's style), with its offset for selection."""
-        base = self.visual_style
-        plain = base + base
-        segments = []
-        x = 0
-        for part, style in line:
-            if style is None:
-                combined = plain
-            else:
-                visual = self._visual_styles.get(style)
-                if visual is None:
-                    visual = VisualStyle.from_rich_style(style, self.app.ansi_theme)
-                    self._visual_styles[style] = visual
-                combined = base + (base + visual)
-            if REUSE_STYLES:
-                key = (combined, x, y)
-                rich = self._offset_styles.get(key)
-                if rich is None:
-                    rich = self._offset_styles[key] = combined.rich_style_with_offset(x, y)
-            else:
-                rich = combined.rich_style_with_offset(x, y)
-            segments.append(Segment(part, rich))
-            x += len(part)
-        return Strip(segments, sum(cell_len(part) for part, _ in line))
 
     def _level_style(self) -> Style:
         return self.get_component_rich_style(f"metric-card--{LEVEL_KEYS[self.model.level]}")
@@ -396,10 +338,6 @@ class MetricCard(KeyOrigin, Widget, can_focus=True):
         self.focus()
         if event.chain >= 2:
             self.action_open()
-
-
-Line = list[tuple[str, Style | None]]
-"""One line of a card: (text, Rich style or None for the card's own) runs."""
 
 
 class _Line:
