@@ -110,10 +110,21 @@ def column_values(mins: np.ndarray, maxs: np.ndarray, means: np.ndarray) -> np.n
 
     Shared with `rltop.model.summary`, which finds the three from block summaries of a long series.
     """
-    half_ranges = (maxs - mins)[np.isfinite(mins)] / 2.0
-    if half_ranges.size == 0:
+    typical = typical_half_range(mins, maxs)
+    if typical is None:
         return means  # no finite value anywhere: all NaN
-    typical = float(median_of(half_ranges))
+    return spike_values(mins, maxs, means, typical)
+
+
+def typical_half_range(mins: np.ndarray, maxs: np.ndarray) -> float | None:
+    """The median half-range of the columns that hold a finite value (None: none does)."""
+    half_ranges = (maxs - mins)[np.isfinite(mins)] / 2.0
+    return float(median_of(half_ranges)) if half_ranges.size else None
+
+
+def spike_values(mins: np.ndarray, maxs: np.ndarray, means: np.ndarray, typical: float) -> np.ndarray:
+    """`column_values` with the typical half-range given: each column's value depends only on its
+    own summary and its neighbours' means (`rltop.model.summary` redoes the last two columns)."""
     # A spike must stand out from *both* neighbours: at a level change, the column between the two
     # levels holds points of each and must not be drawn as a spike of either.
     highest, lowest = _neighbour_bounds(means)

@@ -33,7 +33,7 @@ import os
 
 import numpy as np
 
-from rltop.model.downsample import column_values, spark_bounds, sparkline_values
+from rltop.model.downsample import spark_bounds, sparkline_values, spike_values, typical_half_range
 from rltop.model.series import Series
 from rltop.model.stats import (
     SeriesStats,
@@ -61,7 +61,8 @@ class SeriesSummary:
     """What the dashboard shows of one series, kept up to date as it grows (`update`)."""
 
     __slots__ = ("_series", "_version", "_count", "_min", "_max", "_non_finite", "_positions",
-                 "_mins", "_maxs", "_sums", "_finite", "_blocks", "_range", "_kept_columns")  # fmt: skip
+                 "_mins", "_maxs", "_sums", "_finite", "_blocks", "_range", "_kept_columns",
+                 "_kept_shown")  # fmt: skip
 
     def __init__(self) -> None:
         self._series: Series | None = None
@@ -82,6 +83,8 @@ class SeriesSummary:
         self._range: tuple[tuple[int, int], float] | None = None  # (sample key, spread)
         # ((width, column size), the columns' summaries, every one but the last final): see `columns`
         self._kept_columns: tuple[tuple[int, int], tuple[np.ndarray, ...]] | None = None
+        # (key, the columns' means, typical half-range, the values shown) of the last call: `columns`
+        self._kept_shown: tuple[tuple[int, int], np.ndarray, float, np.ndarray] | None = None
 
     def update(self, series: Series) -> None:
         """Take in what ``series`` gained since the last call (all of it after a restart's purge)."""
@@ -212,6 +215,9 @@ class SeriesSummary:
             mins, maxs, sums, counts = kept[1]  # (the last column's place is filled anew)
             for column, last in zip(kept[1], self._column_summaries(series, bounds[-2:])):
                 column[-1] = last[0]
+            shown = self._last_columns_shown(key, bounds)
+            if shown is not None:
+                return shown
         else:
             mins, maxs, sums, counts = self._column_summaries(series, bounds)
             if fixed:
@@ -222,9 +228,32 @@ class SeriesSummary:
         maxs[empty] = np.nan
         with np.errstate(invalid="ignore", divide="ignore"):
             means = sums / counts
-        shown = column_values(mins, maxs, means)
+        typical = typical_half_range(mins, maxs)
+        shown = means.copy() if typical is None else spike_values(mins, maxs, means, typical)
         shown[counts < np.diff(bounds)] = np.nan  # a NaN or ±Inf inside: marked, as `sparkline_values`
+        self._kept_shown = (key, means, typical, shown.copy()) if fixed and typical is not None else None
         return shown
+
+    def _last_columns_shown(self, key: tuple[int, int], bounds: np.ndarray) -> np.ndarray | None:
+        """The shown values after a new point changed the last column's summary only: the last two
+        columns are found again (a column's value reads its neighbours' means), the others are
+        those of the last call; None when the typical half-range moved (every column may change)."""
+        kept = self._kept_shown
+        mins, maxs, sums, counts = self._kept_columns[1]  # type: ignore[index]
+        if kept is None or kept[0] != key or mins.shape[0] < 3:
+            return None
+        _, means, typical, shown = kept
+        if counts[-1] == 0:
+            mins[-1] = maxs[-1] = np.nan
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means[-1:] = sums[-1:] / counts[-1:]
+        if typical_half_range(mins, maxs) != typical:
+            self._kept_shown = None
+            return None
+        shown[-2:] = spike_values(mins[-3:], maxs[-3:], means[-3:], typical)[-2:]
+        inside = counts[-2:] < np.diff(bounds[-3:])
+        shown[-2:][inside] = np.nan  # a NaN or ±Inf inside
+        return shown.copy()
 
     def _column_summaries(self, series: Series, bounds: np.ndarray) -> tuple[np.ndarray, ...]:
         """(finite min, max, sum, count) of each column between ``bounds``: whole blocks from their

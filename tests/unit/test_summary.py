@@ -93,10 +93,21 @@ def test_long_series_are_summarised_by_blocks(monkeypatch):
 def test_kept_columns_equal_every_column_summed_anew_point_by_point(kind, monkeypatch):
     """Goal of `REUSE_COLUMNS` (a live card sums one column per point): after every single point,
     across column-size changes, widths (300: a column of as many points as columns, its last one
-    down to a point) and a restart's purge, the columns equal the ones summed anew, bit for bit."""
+    down to a point; 3: few columns) and a restart's purge, the columns equal the ones summed anew,
+    bit for bit; the shown values of the last two columns alone are found again when the typical
+    half-range stays (see the next test for when it moves)."""
     rng = np.random.default_rng(len(kind) + 20)
     series, plain = Series("t"), SeriesSummary()
-    kept = {width: SeriesSummary() for width in (26, 47, 300)}  # (a card keeps its own, at its width)
+    kept = {width: SeriesSummary() for width in (3, 26, 47, 300)}  # (a card keeps its own, at its width)
+    partial = {True: 0, False: 0}
+    last_columns_shown = SeriesSummary._last_columns_shown
+
+    def counted(self, *args):
+        shown = last_columns_shown(self, *args)
+        partial[shown is not None] += 1
+        return shown
+
+    monkeypatch.setattr(SeriesSummary, "_last_columns_shown", counted)
     series.append(np.arange(90_000), np.zeros(90_000), _values(rng, 90_000, kind))
     step, reused = 90_000, 0
 
@@ -113,14 +124,44 @@ def test_kept_columns_equal_every_column_summed_anew_point_by_point(kind, monkey
 
     for point in range(700):
         value = np.nan if kind == "broken" and point % 97 == 5 else rng.normal()
+        value *= 400.0 if point % 53 == 7 else 1.0  # (a spike in the last column)
         series.append(np.array([step]), np.zeros(1), np.array([value]))
         step += 1
-        for width in (300,) if point < 150 else (26, 47):
+        for width in (300,) if point < 150 else (3, 26, 47):
             check(width)
         if point == 400:  # resumed from step 60,000: every later point replaced
             series.append(np.arange(60_000, 60_100), np.zeros(100), _values(rng, 100, kind))
             step = 60_100
     assert reused > 1000  # (the kept columns did serve)
+    assert partial[True] > 1000  # (the last two columns alone were found again)
+
+
+def test_a_point_that_moves_the_typical_half_range_redoes_every_column(monkeypatch):
+    """Three columns of about 300 points, half-ranges 0.55 (with a spike of 1), 0.1 and 0.075: the
+    typical one 0.1. A point of 10 in the last column makes the typical one 0.55: every column's
+    spike test changes (the first column's spike is no longer one), so every shown value is found
+    again; it equals the plain path's bit for bit."""
+    shape = np.concatenate([np.linspace(-scale, scale, 300) for scale in (0.1, 0.1, 0.05)])
+    shape[150] = 1.0
+    series, kept, plain = Series("t"), SeriesSummary(), SeriesSummary()
+    series.append(np.arange(901), np.zeros(901), np.append(shape, 0.1))  # (columns of 301 until 903 points)
+    partial = []
+    last_columns_shown = SeriesSummary._last_columns_shown
+
+    def counted(self, *args):
+        partial.append(last_columns_shown(self, *args))
+        return partial[-1]
+
+    monkeypatch.setattr(SeriesSummary, "_last_columns_shown", counted)
+    assert kept.columns(series, 3)[0] == 1.0  # a spike under the typical half-range 0.1 (kept from here on)
+    for value in (10.0, 0.2):
+        series.append(np.array([len(series)]), np.zeros(1), np.array([value]))
+        got = kept.columns(series, 3)
+        monkeypatch.setattr(summary_module, "REUSE_COLUMNS", False)
+        assert got.tobytes() == plain.columns(series, 3).tobytes()
+        monkeypatch.setattr(summary_module, "REUSE_COLUMNS", True)
+        assert got[0] != 1.0  # no spike under the typical half-range 0.55
+    assert [shown is not None for shown in partial] == [False, True]
 
 
 def test_long_sparklines_have_fixed_columns_the_last_holding_the_rest():
