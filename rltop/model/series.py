@@ -126,6 +126,11 @@ class Series:
         return Points(self.steps_at(part), self._walls[part], self.values_at(part), self.single_precision)
 
     @property
+    def first_step(self) -> int | None:
+        """The step of the first point, or None for an empty series (nothing widened)."""
+        return int(self._steps[0]) if self._size else None
+
+    @property
     def last_step(self) -> int | None:
         """The step of the last point, or None for an empty series."""
         return int(self._steps[self._size - 1]) if self._size else None

@@ -18,7 +18,8 @@ new, plus a bounded part of the history:
   count, about 0.45 B per point) plus the raw points at each column's two ends, so a column of
   any length costs two blocks' worth of raw points and a block per `BLOCK` points; a long
   sparkline's columns have a fixed size (`spark_bounds`), so only its last column is summed again
-  at a new point (`REUSE_COLUMNS`).
+  at a new point, and only the last two columns' shown values are found again while the typical
+  half-range of the spike rule stays the same (`REUSE_COLUMNS`).
 
 The statistics equal `series_stats` exactly (zeros may differ in sign); the columns equal
 `sparkline_values` up to the rounding of the column means, which are summed in another order
@@ -51,8 +52,9 @@ DIRECT_COLUMN_POINTS = 4 * BLOCK
 """Series with fewer than this many points per column are downsampled directly (as cheap)."""
 REUSE_COLUMNS = os.environ.get("RLTOP_PLAIN_CARDS", "") != "1"
 """Goal: a live card's sparkline costs one column per new point, not all of them (issue 28's CPU).
-On: `columns` keeps the summaries of the columns a new point cannot change. Off (``RLTOP_PLAIN_CARDS=1``,
-read at import): every column is summed at every call; tests/unit/test_summary.py holds both equal."""
+On: `columns` keeps the summaries of the columns a new point cannot change, and their shown
+values. Off (``RLTOP_PLAIN_CARDS=1``, read at import): every column is summed at every call;
+tests/unit/test_summary.py holds both equal."""
 MAX_NON_FINITE_SHARE = 0.25
 """Beyond this share of non-finite points, their positions cost more than reading the series."""
 
@@ -153,7 +155,7 @@ class SeriesSummary:
             tail = tail[np.isfinite(tail)]
         return SeriesStats(
             count=count,
-            first_step=int(series.steps_at(0)),
+            first_step=series.first_step,
             last_step=int(series.steps_at(-1)),
             last=float(series.values_at(-1)),
             min=self._min if finite_count else None,
@@ -181,11 +183,12 @@ class SeriesSummary:
         if finite_count < 2:
             return "flat"
         window = trend_window(finite_count)
-        recent = np.arange(finite_count - window, finite_count, dtype=np.int64)
-        before = np.arange(max(0, finite_count - 2 * window), finite_count - window, dtype=np.int64)
+        recent = slice(finite_count - window, finite_count)
+        before = slice(max(0, finite_count - 2 * window), finite_count - window)
         at = series.values_at
-        return trend_from(at(self._finite_at(recent)), at(self._finite_at(before)),
-                          lambda: self._spread(series, finite_count))  # fmt: skip
+        if self._non_finite:  # (ranks of finite points, not positions: gathered around the others)
+            recent, before = (self._finite_at(np.arange(part.start, part.stop)) for part in (recent, before))
+        return trend_from(at(recent), at(before), lambda: self._spread(series, finite_count))
 
     def _spread(self, series: Series, finite_count: int) -> float:
         """`sample_spread` of the range sample, kept while the sample stays the same (past 4,096

@@ -106,8 +106,8 @@ class Activity:
     def of_run(cls, run: Run, window: int = gap_window(20)) -> Activity:
         """The activity of a held run (its busiest tag's last ``window`` wall times)."""
         busiest = max(run.series.values(), key=len, default=None)
-        # (steps_at(0): only the first step is widened, not a copy of a narrow column per tag per batch)
-        firsts = [int(series.steps_at(0)) for series in run.series.values() if len(series)]
+        # (first_step: one step read, not a copy of a narrow column per tag per batch)
+        firsts = [series.first_step for series in run.series.values() if len(series)]
         timed = [newest_duration(series.values) for tag, series in run.series.items() if logs_step_time(tag)]
         return cls(
             name=run.name,
