@@ -5,6 +5,7 @@
     python benchmarks/bench_live.py --sizes 100x30 --runs 1 --modes tmux
     python benchmarks/bench_live.py --cpu                # 50 tags at 1 step/s, 100x30: the CPU goal
     python benchmarks/bench_live.py --cpu --cpu-sizes 40x20,100x30,200x50
+    python benchmarks/bench_live.py --cpu --repeat 5 --against ../base   # beside another checkout
 
 A writer process logs ``--runs`` runs (``run0``, ``run1``...), each step of each run flushed to its
 event file as a whole (rltop's own writer, like torch's SummaryWriter after ``flush()``), one step
@@ -33,6 +34,9 @@ listed one by one. The load average is printed with every case: the machine is s
 ``--cpu``: the CPU goal's case: one run logging 50 tags once a second (45 numbered tags plus
 reward, kl, entropy, grad_norm and loss) on a 20,000-step history, the installed dashboard at
 100 x 30 in tmux, its process CPU over ``--seconds``; run ``--repeat`` times, medians printed.
+With ``--against DIR`` another checkout's dashboard runs beside it (``PYTHONPATH=DIR``), on a writer
+of its own, measured over the same seconds: two runs minutes apart differ by ±10–15 % here (the
+machine is shared), more than most changes save; side by side, the ratio holds.
 """
 
 from __future__ import annotations
@@ -424,40 +428,68 @@ LIVE_WRITER = Path(__file__).parent / "live_writer.py"  # the run bench_health.p
 
 
 def cpu_goal(args: argparse.Namespace) -> None:
-    """The dashboard's process CPU while one run logs 50 tags a second (medians of the repeats)."""
+    """The dashboard's process CPU while one run logs 50 tags a second (medians of the repeats);
+    with ``--against``, another checkout's dashboard beside it, each on its own writer, measured
+    over the same seconds (the machine's load and drift fall on both alike), and their ratio."""
+    checkouts = [ROOT] + ([Path(args.against).resolve()] if args.against else [])
     for size in [tuple(int(part) for part in size.split("x")) for size in args.cpu_sizes.split(",")]:
-        shares, ui_shares = [], []
+        results: list[list[tuple[float, float]]] = [[] for _ in checkouts]
         for _ in range(args.repeat):
+            shares = _cpu_side_by_side(checkouts, size, args.seconds)
+            load = os.getloadavg()
+            case = f"50 tags at 1 step/s, 20k steps of history, {size[0]}x{size[1]}"
+            for checkout, result, share in zip(checkouts, results, shares):
+                result.append(share)
+                print(f"cpu: {case}: {share[0]:.2f} % of a core over {args.seconds:g} s, UI thread "
+                      f"{share[1]:.2f} % ({checkout.name}; load {load[0]:.2f} {load[1]:.2f})",
+                      flush=True)  # fmt: skip
+        for checkout, result in zip(checkouts, results):
+            process, ui = (statistics.median(share[part] for share in result) for part in (0, 1))
+            print(f"cpu {size[0]}x{size[1]} ({checkout.name}): median {process:.2f} % of a core "
+                  f"(goal <= 2 %), UI thread {ui:.2f} %")  # fmt: skip
+        if len(checkouts) == 2:
+            ratios = [mine[0] / theirs[0] for mine, theirs in zip(*results) if theirs[0]]
+            print(f"cpu {size[0]}x{size[1]}: {checkouts[0].name} / {checkouts[1].name} = "
+                  f"{statistics.median(ratios):.2f} (median of {len(ratios)} side-by-side rounds: "
+                  f"{', '.join(f'{ratio:.2f}' for ratio in ratios)})")  # fmt: skip
+
+
+def _cpu_side_by_side(
+    checkouts: list[Path], size: tuple[int, int], seconds: float
+) -> list[tuple[float, float]]:
+    """(process, UI thread) CPU share of each checkout's dashboard, all measured over the same seconds."""
+    works, writers, panes = [], [], []
+    try:
+        for checkout in checkouts:
             work = Path(tempfile.mkdtemp(prefix="rltop-live-cpu-"))
             (work / "run").mkdir()
+            works.append(work)
             writer = subprocess.Popen(
                 [sys.executable, str(LIVE_WRITER), str(work / "run"), "--tags", "50", "--history", "20000",
-                 "--seconds", str(args.seconds + 40), "--values", "trend"],
+                 "--seconds", str(seconds + 40), "--values", "trend"],
                 stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
             )  # fmt: skip
+            writers.append(writer)
             assert writer.stdout.readline().strip() == "ready"
-            pane = TmuxDashboard(f"{RLTOP} {work}", *size)
-            try:
-                time.sleep(15)  # the first read and a settled screen
-                before, ui_before = pane.cpu_seconds(), pane.ui_thread_cpu_seconds()
-                started = time.monotonic()
-                time.sleep(args.seconds)
-                elapsed = time.monotonic() - started
-                share = 100.0 * (pane.cpu_seconds() - before) / elapsed
-                ui_share = 100.0 * (pane.ui_thread_cpu_seconds() - ui_before) / elapsed
-                shares.append(share)
-                ui_shares.append(ui_share)
-                load = os.getloadavg()
-                case = f"50 tags at 1 step/s, 20k steps of history, {size[0]}x{size[1]}"
-                print(f"cpu: {case}: {share:.2f} % of a core over {args.seconds:g} s, UI thread "
-                      f"{ui_share:.2f} % (load {load[0]:.2f} {load[1]:.2f})", flush=True)  # fmt: skip
-            finally:
-                pane.close()
-                writer.kill()
-                writer.wait()
-                shutil.rmtree(work, ignore_errors=True)
-        print(f"cpu {size[0]}x{size[1]}: median {statistics.median(shares):.2f} % of a core (goal <= 2 %), "
-              f"UI thread {statistics.median(ui_shares):.2f} %")  # fmt: skip
+            panes.append(TmuxDashboard(f"env PYTHONPATH={checkout} {RLTOP} {work}", *size))
+        time.sleep(15)  # the first read and a settled screen
+        before = [(pane.cpu_seconds(), pane.ui_thread_cpu_seconds()) for pane in panes]
+        started = time.monotonic()
+        time.sleep(seconds)
+        elapsed = time.monotonic() - started
+        after = [(pane.cpu_seconds(), pane.ui_thread_cpu_seconds()) for pane in panes]
+        return [
+            (100.0 * (end[0] - begin[0]) / elapsed, 100.0 * (end[1] - begin[1]) / elapsed)
+            for begin, end in zip(before, after)
+        ]
+    finally:
+        for pane in panes:
+            pane.close()
+        for writer in writers:
+            writer.kill()
+            writer.wait()
+        for work in works:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def main() -> None:
@@ -473,6 +505,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--cpu", action="store_true", help="only the CPU goal's case")
     parser.add_argument("--cpu-sizes", default="100x30", help="pane sizes of the CPU case")
+    parser.add_argument("--against", help="with --cpu: another checkout's dashboard beside this one's")
     args = parser.parse_args()
     if TMUX is None or RLTOP is None:
         sys.exit("needs tmux and the installed rltop")

@@ -41,6 +41,7 @@ SWITCHES = [
     "rltop.model.summary:REUSE_COLUMNS",
     "rltop.ui.line_strips:REUSE_STYLES",
     "rltop.ui.widgets.header_bar:DRAW_OWN_LINES",
+    "rltop.ui.kept_render:KEEP_LINES",
     "rltop.ui.widgets.detail_chart:REUSE_PICTURES",
 ]
 START = 1_795_000_000.0

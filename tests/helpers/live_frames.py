@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from rich.cells import cell_len
+from rich.segment import ControlType
 
 from helpers.paths import FIXTURES
 from helpers.ui import cli_app
@@ -59,6 +61,55 @@ def region_lines(app: RltopApp, x: int, right: int, y: int, bottom: int) -> list
     """The segments of the screen's lines ``y`` to ``bottom`` between columns ``x`` and ``right``."""
     strips = app.screen._compositor.render_strips()
     return [list(strip.crop(x, right)) for strip in strips[y:bottom]]
+
+
+class Terminal:
+    """The cells a terminal shows after the updates the app wrote to it (each frame's changed
+    spans, or a whole screen), played segment by segment as a terminal plays them: what a
+    shortcut that skips work in a frame must leave exactly as the plain path leaves it."""
+
+    def __init__(self, app: RltopApp, size: tuple[int, int]) -> None:
+        width, height = size
+        self.cells: list[list[tuple[str, object]]] = [[(" ", None)] * width for _ in range(height)]
+        display = app._display
+
+        def played(screen, renderable) -> None:
+            if renderable is not None:
+                self.play(renderable)
+            display(screen, renderable)
+
+        app._display = played
+
+    def play(self, update) -> None:
+        """Apply one compositor update (Textual's ChopsUpdate or LayoutUpdate)."""
+        x = y = 0
+        for segment in update.__rich_console__(None, None):
+            if segment.control:
+                for code in segment.control:
+                    if code[0] == ControlType.CURSOR_MOVE_TO:
+                        x, y = code[1], code[2]
+            elif segment.text == "\n":
+                x, y = 0, y + 1
+            else:
+                cells = cells_of([segment])
+                if 0 <= y < len(self.cells):
+                    row = self.cells[y]
+                    row[x : x + len(cells)] = cells[: max(0, len(row) - x)]
+                x += len(cells)
+
+    def lines(self, x: int, right: int, y: int, bottom: int) -> list[list[tuple[str, object]]]:
+        """The cells of lines ``y`` to ``bottom`` between columns ``x`` and ``right``."""
+        return [row[x:right] for row in self.cells[y:bottom]]
+
+
+def cells_of(segments) -> list[tuple[str, object]]:
+    """A line's cells: (character, style), a wide character's second cell ("", style)."""
+    cells = []
+    for segment in segments:
+        for char in segment.text:
+            cells.append((char, segment.style))
+            cells.extend([("", segment.style)] * (cell_len(char) - 1))
+    return cells
 
 
 def first_difference(one: list[list], other: list[list]) -> str:

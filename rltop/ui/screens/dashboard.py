@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
+from rltop.ui.kept_render import KeptLines
 from rltop.ui.key_bindings import bindings
 from rltop.ui.logic.grid_layout import alert_lines, grid_shape, no_grid_reason
 from rltop.ui.logic.header_info import HeaderInfo
@@ -53,7 +54,11 @@ OVERVIEW_SHARE = 5
 """The runs overview takes at most a fifth of the screen's lines (it scrolls to the selected run)."""
 
 
-class DashboardScreen(Screen):
+class KeptFooter(KeptLines, Footer):
+    """The key bar (`KeptLines`: under the changed area at every live step, changed only by keys)."""
+
+
+class DashboardScreen(KeptLines, Screen):
     """Every run at a glance, the selected one in full."""
 
     AUTO_FOCUS = None  # never the filter box: it opens on "/" only
@@ -88,7 +93,7 @@ class DashboardScreen(Screen):
         filter_bar = FilterBar(id="filter-bar")
         filter_bar.display = False
         yield filter_bar
-        yield Footer()
+        yield KeptFooter()
 
     @property
     def board(self) -> MetricBoard:

@@ -17,6 +17,7 @@ from textual.widget import Widget
 
 from rltop.health.findings import Finding
 from rltop.ui.follow_focus import KeyOrigin
+from rltop.ui.kept_render import KeptLines
 from rltop.ui.logic.levels import LEVEL_CLASSES
 from rltop.ui.messages import CursorMovedByUser, OpenCompletions, OpenDetail
 from rltop.view.alerts import AlertView
@@ -35,7 +36,7 @@ NAME_ROOM = 32
 gives up its "(3 episodes)" note ("(over)" always stays)."""
 
 
-class AlertItem(KeyOrigin, Widget, can_focus=True):
+class AlertItem(KeyOrigin, KeptLines, Widget, can_focus=True):
     """A focusable alert; Enter opens the detail of its metric (its completions, when logged)."""
 
     BINDINGS = [

@@ -8,11 +8,12 @@ from textual.containers import VerticalScroll
 from textual.events import DescendantBlur, DescendantFocus
 from textual.widgets import Static
 
+from rltop.ui.kept_render import KeptLines
 from rltop.ui.widgets.alert_item import AlertItem, shown_as
 from rltop.view.alerts import AlertView
 
 
-class AlertStrip(VerticalScroll, can_focus=False):
+class AlertStrip(KeptLines, VerticalScroll, can_focus=False):
     """Shows an `AlertItem` per `AlertView`, or one calm line when there is none.
 
     Updates reuse the existing alert widgets (new alerts are written into them in order, extra

@@ -20,6 +20,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from rltop.ui.kept_render import KeptLines
 from rltop.ui.logic.narrow import NARROW_FIXED
 from rltop.ui.logic.tag_filter import matches
 from rltop.ui.messages import CursorMovedByUser
@@ -51,7 +52,7 @@ def group_columns(columns: int, cards: int) -> int:
     return max(1, -(-cards // rows))
 
 
-class MetricBoard(VerticalScroll, can_focus=False):
+class MetricBoard(KeptLines, VerticalScroll, can_focus=False):
     """All cards of the current run."""
 
     BINDINGS = [

@@ -9,11 +9,13 @@ from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Static
 
+from rltop.ui.kept_render import KeptLines
+
 if TYPE_CHECKING:
     from rltop.ui.widgets.metric_card import MetricCard
 
 
-class MetricGroup(Widget):
+class MetricGroup(KeptLines, Widget):
     """Title plus cards; hidden by the board when the filter leaves none of its cards."""
 
     def __init__(self, group: str, cards: list[MetricCard]) -> None:
@@ -22,10 +24,10 @@ class MetricGroup(Widget):
         # The cards of a group never change: a new tag rebuilds the board. Keeping the list (and
         # the grid) here makes them usable before the group is composed and mounted.
         self._cards = list(cards)
-        self.grid = Widget(*cards, classes="group-grid")
+        self.grid = GroupGrid(*cards, classes="group-grid")
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(self.group), classes="group-title")
+        yield GroupTitle(Text(self.group), classes="group-title")
         yield self.grid
 
     @property
@@ -38,3 +40,11 @@ class MetricGroup(Widget):
         grid = self.grid
         if grid.styles.grid_size_columns != columns:
             grid.styles.grid_size_columns = columns
+
+
+class GroupTitle(KeptLines, Static):
+    """A group's title line."""
+
+
+class GroupGrid(KeptLines, Widget):
+    """The grid of a group's cards."""
