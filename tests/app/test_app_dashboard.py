@@ -4,28 +4,21 @@ from __future__ import annotations
 
 import re
 
-from helpers.ui import preloaded_app, screen_lines, screen_text, wait_until
+from helpers.ui import preloaded_app, refreshed, screen_lines, screen_text, settled, wait_until
 
 from rltop.health.findings import Level
 from rltop.ui.screens.dashboard import DashboardScreen
 from rltop.ui.screens.detail import DetailScreen
 from rltop.ui.screens.runs import RunsScreen
 from rltop.ui.widgets.alert_item import AlertItem
+from rltop.ui.widgets.filter_bar import FilterBar
 from rltop.ui.widgets.metric_card import MetricCard
-
-
-async def _ready(pilot, app) -> None:
-    """The run is shown, the initial focus is set and the screen has settled."""
-    await wait_until(pilot, lambda: app.session.current is not None and app.dashboard.board.cards)
-    await wait_until(pilot, lambda: app.focused is not None)
-    await pilot.wait_for_scheduled_animations()
-    await pilot.pause(0.1)
 
 
 async def test_ppo_unstable_alert_strip_shows_critical_entropy_and_ratio_findings():
     app = preloaded_app("ppo_unstable")
     async with app.run_test(size=(160, 50)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         items = app.dashboard.alerts.items
         by_tag = {(item.finding.tag, Level(item.finding.level)) for item in items}
         assert ("train/policy/entropy_avg", Level.CRITICAL) in by_tag
@@ -51,7 +44,7 @@ async def test_ppo_unstable_alert_strip_shows_critical_entropy_and_ratio_finding
 async def test_narrow_layout_40x20_one_line_per_metric_alerts_first():
     app = preloaded_app("ppo_unstable")
     async with app.run_test(size=(40, 20)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         assert app.dashboard.narrow
         lines = screen_lines(app)
         assert all(len(line) <= 40 for line in lines)
@@ -87,7 +80,7 @@ async def test_narrow_layout_40x20_one_line_per_metric_alerts_first():
 async def test_wide_layout_160x50_groups_in_catalogue_order():
     app = preloaded_app("ppo_unstable")
     async with app.run_test(size=(160, 50)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         groups = [group.group for group in app.dashboard.board.groups]
         assert groups[0] == "Key values"
         assert groups.index("Stability") < groups.index("Policy")
@@ -99,7 +92,7 @@ async def test_wide_layout_160x50_groups_in_catalogue_order():
 async def test_enter_opens_detail_and_escape_returns_to_the_same_card():
     app = preloaded_app("ppo_unstable")
     async with app.run_test(size=(120, 40)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         assert app.dashboard.board.focus_tag("train/val/ratio")
         await pilot.pause()
         await pilot.press("enter")
@@ -107,7 +100,8 @@ async def test_enter_opens_detail_and_escape_returns_to_the_same_card():
         detail = app.screen
         assert detail.tag == "train/val/ratio"
         chart = detail.chart
-        await pilot.pause(0.1)
+        # The info pane is filled after the chart's first paint at its laid-out size.
+        await wait_until(pilot, lambda: "What it is" in screen_text(app) and chart.content_size.area > 0)
         plain = chart.render().plain
         assert "┤" in plain and "140" in plain  # axes drawn, integer step ticks
         assert chart.figure.xlim == (1.0, 150.0)  # up to the last step
@@ -131,7 +125,7 @@ async def test_enter_opens_detail_and_escape_returns_to_the_same_card():
 async def test_enter_on_an_alert_opens_its_metric():
     app = preloaded_app("ppo_unstable")
     async with app.run_test(size=(120, 40)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         assert isinstance(app.focused, AlertItem)
         tag = app.focused.finding.tag
         await pilot.press("enter")
@@ -142,7 +136,7 @@ async def test_enter_on_an_alert_opens_its_metric():
 async def test_runs_list_switches_run_and_keeps_the_focused_metric():
     app = preloaded_app("grpo_healthy", "grpo_unstable", "grpo_liger_cpu_crash")
     async with app.run_test(size=(120, 40)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         first = app.session.current
         assert first is not None
         assert app.dashboard.board.focus_tag("train/entropy")
@@ -173,33 +167,34 @@ async def test_runs_list_switches_run_and_keeps_the_focused_metric():
 async def test_slash_filter_is_a_case_insensitive_regex_and_escape_clears_it():
     app = preloaded_app("ppo_unstable")
     async with app.run_test(size=(120, 40)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         total = len(app.dashboard.board.cards)
         await pilot.press("slash")
         await pilot.press(*"RATIO|entropy_avg")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: app.dashboard.filter_text == "RATIO|entropy_avg")
         shown = [card.tag for card in app.dashboard.board.cards if card.display]
         assert shown and all(re.search("ratio|entropy_avg", tag) for tag in shown)
         assert len(shown) < total
+        await wait_until(pilot, lambda: f"of {total} tags" in screen_text(app))  # the status is drawn
         assert f"{len(shown)} of {total} tags" in screen_text(app)
         # A broken regex keeps the last good filter and says why.
         await pilot.press(*"(")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: "invalid regex" in screen_text(app))  # the "(" was handled
         assert [card.tag for card in app.dashboard.board.cards if card.display] == shown
         assert "invalid regex" in screen_text(app)
         await pilot.press("backspace", "enter")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: not app.dashboard.query_one(FilterBar).display)  # Enter closed it
         assert isinstance(app.focused, MetricCard) and app.focused.tag in shown
         assert "/RATIO|entropy_avg/" in screen_lines(app)[0]
         await pilot.press("escape")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: app.dashboard.filter_text == "")
         assert all(card.display for card in app.dashboard.board.cards)
 
 
 async def test_arrow_keys_move_between_cards_and_into_the_alerts():
     app = preloaded_app("ppo_unstable")
     async with app.run_test(size=(100, 30)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         board = app.dashboard.board
         assert board.columns == 3
         board.focus_first()
@@ -218,7 +213,7 @@ async def test_arrow_keys_move_between_cards_and_into_the_alerts():
 async def test_keys_help_theme_pause_and_command_palette_actions():
     app = preloaded_app("ppo_unstable")
     async with app.run_test(size=(100, 30)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         await pilot.press("question_mark")
         await wait_until(pilot, lambda: "acknowledge" in screen_text(app))
         assert "filter tags" in screen_text(app)
@@ -237,7 +232,7 @@ async def test_keys_help_theme_pause_and_command_palette_actions():
 async def test_detail_overlays_the_same_metric_of_a_run_picked_to_compare():
     app = preloaded_app("grpo_healthy", "grpo_unstable", "grpo_liger_cpu_crash", run="grpo_unstable")
     async with app.run_test(size=(120, 35)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         assert app.session.current.startswith("grpo_unstable")
         app.open_detail("train/entropy")
         await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen))
@@ -251,7 +246,7 @@ async def test_detail_overlays_the_same_metric_of_a_run_picked_to_compare():
         detail.refresh_view()
         await wait_until(pilot, lambda: len(chart.data.others) == 1)
         assert [other.label.split("/")[0] for other in chart.data.others] == ["grpo_healthy"]
-        await pilot.pause(0.1)
+        await refreshed(pilot)  # the chart is laid out again with its legend
         assert "grpo_healthy" in chart.render().plain  # the legend names the other run
         await pilot.press("x", "x")
         assert app.chart_options.x_mode == "wall" and ":" in chart.render().plain  # clock-time ticks
@@ -262,14 +257,14 @@ async def test_switching_from_a_card_of_a_ppo_run_to_a_grpo_run_keeps_the_keys_w
     # widget, never on an alert being removed (keys would go nowhere, not even q).
     app = preloaded_app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         assert app.dashboard.shown_run.startswith("ppo_unstable")
         await pilot.press(*["down"] * 7)
         await wait_until(pilot, lambda: isinstance(app.focused, MetricCard))
         await pilot.press("right_square_bracket")
         await wait_until(pilot, lambda: not app.dashboard.shown_run.startswith("ppo_unstable"))
         await wait_until(pilot, lambda: app.focused is not None and app.focused.is_attached)
-        await pilot.pause(0.2)
+        await settled(pilot)  # the switch's repaint and the focus calls it queued are done
         assert app.focused.is_attached
         assert app.focused in app.dashboard.alerts.items or app.focused in app.dashboard.board.cards
         await pilot.press("question_mark")
@@ -283,7 +278,7 @@ async def test_card_colours_follow_the_theme_and_the_focus():
 
     app = preloaded_app("ppo_unstable")
     async with app.run_test(size=(100, 30)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         card = app.dashboard.board.cards[0]
 
         def dim() -> str:
@@ -311,7 +306,7 @@ async def test_a_theme_that_changes_only_the_card_colours_repaints_the_cards():
 
     app = preloaded_app("ppo_unstable")
     async with app.run_test(size=(100, 30)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         base = app.get_theme("rltop-dark")
         variables = dict(base.variables, **{"rltop-spark-ok": "#FF00FF"})
         app.register_theme(dataclasses.replace(base, name="rltop-dark-magenta", variables=variables))

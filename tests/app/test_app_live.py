@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from helpers.ui import cli_app, screen_lines, screen_text, wait_until
+from helpers.ui import cli_app, refreshed, screen_lines, screen_text, settled, wait_until
 
 from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 from rltop.ui.screens.detail import DetailScreen
@@ -61,7 +61,10 @@ async def test_pause_freezes_the_screen_while_points_keep_arriving_in_polling_mo
             writer.flush()
             await wait_until(pilot, lambda: app.store.runs["run"].last_step == 2)
             await wait_until(pilot, lambda: "PAUSED +1" in screen_lines(app)[0])
-            await pilot.pause(0.4)
+            # A repaint asked for before the pause has fired (and drawn nothing), and the screen was
+            # refreshed after it: new points would be on screen by now.
+            await wait_until(pilot, lambda: app._flush_timer is None)
+            await refreshed(pilot)
             assert "7.25" not in screen_text(app)
             await pilot.press("p")
             await wait_until(pilot, lambda: "7.25" in screen_text(app))
@@ -81,7 +84,7 @@ async def test_escape_sequences_and_markup_in_names_and_config_are_shown_literal
     app = cli_app(str(tmp_path), "--theme", "rltop-dark")
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_until(pilot, lambda: app.dashboard.board.card(EVIL_TAG) is not None)
-        await pilot.pause(0.2)
+        await settled(pilot)  # the header, the alerts and the cards are drawn
         text = screen_text(app)
         assert "\x1b" not in text and "\x07" not in text
         assert "[bold red]run\\x1b]0;pwned\\x07" in text  # the run name, literally

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from helpers.paths import FIXTURES
-from helpers.ui import preloaded_app, screen_lines, wait_until, write_run
+from helpers.ui import preloaded_app, screen_lines, settled, wait_until, write_run
 
 from rltop.ui.widgets.alert_item import AlertItem
 from rltop.view.chart.spark import NON_FINITE_GLYPH
@@ -18,13 +18,6 @@ TRL2 = FIXTURES / "trl2"
 JOINTS = "_-./"
 
 
-async def _ready(pilot, app) -> None:
-    await wait_until(pilot, lambda: app.session is not None and app.session.current is not None)
-    await wait_until(pilot, lambda: app.dashboard.board.cards and app.focused is not None)
-    await wait_until(pilot, lambda: app._flush_timer is None and not app.session.dirty)
-    await pilot.pause(0.1)
-
-
 def _closed_alert_lines(app) -> list[tuple[AlertItem, str]]:
     return [(item, item.render().plain) for item in app.dashboard.query(AlertItem) if not item.is_open]
 
@@ -32,7 +25,7 @@ def _closed_alert_lines(app) -> list[tuple[AlertItem, str]]:
 async def test_over_stays_and_the_number_after_reached_is_whole_at_40_columns():
     app = preloaded_app("ppo_unstable")
     async with app.run_test(size=(40, 20)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         await pilot.press("down")  # the first alert closes: every alert is one line
         await wait_until(pilot, lambda: len(_closed_alert_lines(app)) == len(app.dashboard.query(AlertItem)))
         lines = _closed_alert_lines(app)
@@ -54,7 +47,7 @@ async def test_over_stays_and_the_number_after_reached_is_whole_at_40_columns():
 async def test_the_nan_mark_stays_on_a_narrow_sparkline():
     app = preloaded_app(paths=[str(TRL2 / "grpo_nan_crash")])
     async with app.run_test(size=(40, 20)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         card = next(card for card in app.dashboard.board.cards if card.tag == "train/grad_norm")
         assert card.compact
         line = card.render().plain
@@ -83,7 +76,7 @@ async def test_run_names_are_cut_between_their_words_and_stay_distinct(tmp_path)
         write_run(tmp_path / name, {"train/loss": [1.0, 0.9, 0.8 + index / 100]})
     app = preloaded_app(paths=[str(tmp_path)])
     async with app.run_test(size=(40, 20)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         await pilot.press("v")  # hidden and shown again: the overview is on
         await pilot.press("v")
         await wait_until(pilot, lambda: app.dashboard.overview.display and app.dashboard.overview.rows)
@@ -102,7 +95,7 @@ async def test_run_names_are_cut_between_their_words_and_stay_distinct(tmp_path)
 async def test_the_overview_shows_every_critical_run_or_counts_it():
     app = preloaded_app(paths=[str(TRL2)])
     async with app.run_test(size=(40, 20)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         overview = app.dashboard.overview
         rows = overview.rows
         assert len(rows) == 9 and overview.max_lines == 4  # a fifth of the screen
@@ -132,7 +125,7 @@ async def test_the_dashboard_opens_on_an_active_critical_before_a_latched_one(tm
     write_run(tmp_path / "live_nan", {"train/grad_norm": [1.0] * 19 + [float("nan")]}, start=start)
     app = preloaded_app(paths=[str(tmp_path)])
     async with app.run_test(size=(40, 20)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         views = {view.name: view for view in app.session.run_views()}
         assert {view.level for view in views.values()} == {2}  # both critical
         old = next(view for view in views.values() if view.display_name == "old_nan")

@@ -14,9 +14,11 @@ from helpers.ui import (
     cli_app,
     notifications,
     preloaded_app,
+    refreshed,
     screen_lines,
     screen_text,
     seeded_and_resumed,
+    settled,
     wait_until,
     write_run,
 )
@@ -24,12 +26,6 @@ from helpers.ui import (
 from rltop.health.findings import Finding, Level
 from rltop.ingest.sources.tfevents.tfrecord.writer import EventWriter
 from rltop.ui.widgets.alert_item import AlertItem
-
-
-async def _ready(pilot, app) -> None:
-    await wait_until(pilot, lambda: app.session is not None and app.session.current is not None)
-    await wait_until(pilot, lambda: app.dashboard.board.cards and app.focused is not None)
-    await pilot.pause(0.1)
 
 
 def _overview(app) -> list[str]:
@@ -43,7 +39,7 @@ def _overview(app) -> list[str]:
 async def test_two_runs_one_critical_with_the_healthy_one_selected_header_and_overview_show_it(size):
     app = preloaded_app("ppo_healthy", "ppo_unstable", follow="ppo_healthy")
     async with app.run_test(size=size) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         assert app.session.current.startswith("ppo_healthy")
         header = " ".join(screen_lines(app)[:2])
         assert "ppo_healthy" in header
@@ -64,7 +60,7 @@ async def test_two_runs_one_critical_with_the_healthy_one_selected_header_and_ov
 async def test_the_dashboard_opens_on_the_worst_run_and_w_goes_back_to_it():
     app = preloaded_app("ppo_healthy", "grpo_healthy", "ppo_unstable")
     async with app.run_test(size=(100, 30)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         assert app.session.current.startswith("ppo_unstable")
         await pilot.press("right_square_bracket")  # the user picks another run: no more following
         await wait_until(pilot, lambda: not app.dashboard.shown_run.startswith("ppo_unstable"))
@@ -87,7 +83,7 @@ async def test_follow_picks_the_run(follow, expected):
     # grpo_healthy has a warning; ppo_healthy (all ok) was written last.
     app = preloaded_app("grpo_healthy", "ppo_healthy", follow=follow)
     async with app.run_test(size=(100, 30)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         assert app.session.current.startswith(expected)
 
 
@@ -183,7 +179,7 @@ async def test_q_on_the_waiting_screen_exits_0_and_keys_never_land_in_a_hidden_f
 async def test_q_and_ctrl_c_quit_from_every_screen(key, quit_key):
     app = preloaded_app("ppo_healthy", "ppo_unstable")
     async with app.run_test(size=(100, 30)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         await pilot.press(key)
         await wait_until(pilot, lambda: app.screen.id in ("runs", "help", "detail"))
         await pilot.press(quit_key)
@@ -193,7 +189,7 @@ async def test_q_and_ctrl_c_quit_from_every_screen(key, quit_key):
 async def test_a_burst_of_10_down_keys_moves_10_cards():
     app = preloaded_app("ppo_unstable")
     async with app.run_test(size=(40, 60)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         board = app.dashboard.board
         cards = [card for card in board.cards if card.display]
         board.focus_first()
@@ -207,7 +203,7 @@ async def test_a_burst_of_10_down_keys_moves_10_cards():
 async def test_keys_typed_in_a_burst_after_slash_go_to_the_filter_and_after_enter_to_the_app():
     app = preloaded_app("ppo_unstable")
     async with app.run_test(size=(100, 30)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         await burst(pilot, "slash", *"ratio", "enter")
         await wait_until(pilot, lambda: app.dashboard.filter_text == "ratio")
         assert all("ratio" in card.tag for card in app.dashboard.board.cards if card.display)
@@ -224,7 +220,7 @@ async def test_acknowledge_updates_the_header_the_alert_and_the_card_alike(tmp_p
     )
     app = preloaded_app(paths=[str(tmp_path)])
     async with app.run_test(size=(100, 30)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         card = app.dashboard.board.card("train/val/ratio")
         (item,) = [item for item in app.dashboard.alerts.items if item.finding.tag == "train/val/ratio"]
         assert "CRIT" in screen_lines(app)[0] and card.has_class("-crit") and item.alert.live
@@ -242,7 +238,7 @@ async def test_acknowledge_updates_the_header_the_alert_and_the_card_alike(tmp_p
 async def test_a_filter_that_matches_nothing_says_so():
     app = preloaded_app("ppo_unstable")
     async with app.run_test(size=(100, 30)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         await pilot.press("slash", *"zzzz")
         await wait_until(pilot, lambda: "no tag matches /zzzz/ — Esc clears" in screen_text(app))
         await pilot.press("escape")
@@ -253,7 +249,7 @@ async def test_a_filter_that_matches_nothing_says_so():
 async def test_the_screenshot_command_saves_in_the_chosen_directory_and_says_where(tmp_path):
     app = preloaded_app("ppo_unstable", screenshot_dir=str(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         titles = [command.title for command in app.get_system_commands(app.screen)]
         assert titles.count("Screenshot") == 1  # Textual's own (to the downloads folder) is replaced
         path = app.save_screenshot_here()
@@ -269,7 +265,7 @@ async def test_the_screenshot_command_saves_in_the_chosen_directory_and_says_whe
 async def test_the_alert_strip_takes_a_third_at_most_and_expands_what_matters_now():
     app = preloaded_app("ppo_unstable")
     async with app.run_test(size=(80, 24)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         strip = app.dashboard.alerts
         assert strip.region.height <= 24 // 3
         expanded = [item for item in strip.items if item.expanded or item.has_focus]
@@ -304,7 +300,7 @@ async def test_the_alert_strip_takes_a_third_at_most_and_expands_what_matters_no
         await pilot.press("down")
         moved = app.focused.finding.tag
         await app.dashboard.show_run(view, "")
-        await pilot.pause(0.2)
+        await refreshed(pilot)  # a focus call show_run queued would have run by now
         assert app.focused.finding.tag == moved
         assert [item for item in strip.items if item.expanded] == []
 
@@ -312,7 +308,7 @@ async def test_the_alert_strip_takes_a_third_at_most_and_expands_what_matters_no
 async def test_a_finished_run_says_so_in_the_muted_colour():
     app = preloaded_app("grpo_healthy", seconds_after=2 * 3600 + 5)
     async with app.run_test(size=(100, 30)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         header = screen_lines(app)[0]
         assert "finished at step 200" in header and "2 h ago" in header and "no new point" not in header
         bar = app.dashboard.query_one("#header")
@@ -328,7 +324,7 @@ async def test_a_finished_run_says_so_in_the_muted_colour():
 async def test_two_reward_functions_at_40_columns_show_distinct_whole_names():
     app = preloaded_app("grpo_healthy")
     async with app.run_test(size=(40, 60)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         rewards = [card for card in app.dashboard.board.cards if "/rewards/" in card.tag]
         assert len(rewards) == 4
         names = [card.render().plain.splitlines()[0].split()[0] for card in rewards]
@@ -347,7 +343,7 @@ async def test_a_seeded_and_resumed_folder_gets_distinct_short_names(tmp_path):
     seeded_and_resumed(tmp_path)
     app = preloaded_app(paths=[str(tmp_path)])
     async with app.run_test(size=(100, 30)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         rows = "\n".join(_overview(app))
         for name in (
             "grpo_seeds/seed_1",
@@ -367,13 +363,13 @@ async def test_a_240_character_run_name_keeps_the_overview_and_the_runs_list_on_
     write_run(tmp_path / "日本語の実験", {"train/loss": [1.0, 0.6]})
     app = preloaded_app(paths=[str(tmp_path)])
     async with app.run_test(size=(80, 24)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         lines = _overview(app)
         assert len(lines) == 2 and all(line.rstrip().endswith(("loss 0.5", "loss 0.6")) for line in lines)
         assert _cells_to(lines, "step")  # wide characters do not shift the columns
         await pilot.press("r")
         await wait_until(pilot, lambda: app.screen.id == "runs")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: "日本語の実験" in screen_text(app))  # the table's rows are drawn
         text = screen_text(app)
         assert "seed_3" in text and "…" in text
         assert all(word in text for word in ("kind", "step", "health", "updated", "points"))
@@ -395,7 +391,7 @@ async def test_wide_characters_in_narrow_rows_keep_the_columns_aligned(tmp_path)
     )
     app = preloaded_app(paths=[str(tmp_path)])
     async with app.run_test(size=(40, 20)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         ends = set()
         for card in app.dashboard.board.cards:
             line = card.render().plain.splitlines()[-1]

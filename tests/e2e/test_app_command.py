@@ -8,7 +8,7 @@ import sys
 
 import pytest
 from helpers.paths import TRL
-from helpers.ui import preloaded_app, wait_until
+from helpers.ui import preloaded_app, refreshed, settled, wait_until
 
 from rltop.cli import main
 from rltop.commands.app import make_app
@@ -115,14 +115,14 @@ async def test_focused_alert_keeps_focus_when_findings_change_order():
     app = preloaded_app("ppo_unstable")
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: len(app.dashboard.alerts.items) > 2 and app.focused is not None)
-        await pilot.pause(0.1)
+        await settled(pilot)
         strip = app.dashboard.alerts
         strip.items[1].focus()
         await wait_until(pilot, lambda: app.focused is strip.items[1])
         kept = strip.items[1].finding
         newcomer = Finding(Level.CRITICAL, "non_finite", kept.run, "train/new", 3, None, "new", "advice")
         await strip.show([AlertView(newcomer, (), True, "new"), *strip.alerts], "healthy")
-        await pilot.pause(0.2)
+        await refreshed(pilot, strip)  # the focus call the strip queued has run
         assert app.focused.finding == kept and app.focused is strip.items[2]
         assert app.dashboard.board.scroll_y == 0
 

@@ -118,8 +118,7 @@ def test_dashboard_at_40_columns_is_one_line_per_metric(pane_factory):
 
 def test_no_color_shows_no_colour(pane_factory):
     pane = pane_factory(100, 30, [str(FIXTURES_TRL / "ppo_unstable")], {"NO_COLOR": "1"})
-    pane.wait_for("entropy_avg", "CRIT")
-    time.sleep(0.5)
+    pane.wait_for("entropy_avg", "CRIT", "⏎ Detail")  # the whole dashboard, its cursor placed (footer)
     for red, green, blue in _colours(pane.capture(escapes=True)):
         assert max(red, green, blue) - min(red, green, blue) <= 16, (red, green, blue)
     pane.quit_and_check_restored()

@@ -14,7 +14,7 @@ import sys
 import pytest
 from helpers.paths import FIXTURES
 from helpers.snapshot import isolate_user_rules
-from helpers.ui import notifications, preloaded_app, screen_text, wait_until, write_run
+from helpers.ui import notifications, preloaded_app, screen_text, settled, wait_until, write_run
 
 from rltop.cli import main
 from rltop.commands.common import EXIT_UNREADABLE
@@ -31,12 +31,6 @@ def cli(capsys, *argv: str) -> tuple[int, str, str]:
         code = stop.code
     captured = capsys.readouterr()
     return code, captured.out, captured.err
-
-
-async def _ready(pilot, app) -> None:
-    await wait_until(pilot, lambda: app.session is not None and app.session.current is not None)
-    await wait_until(pilot, lambda: app.dashboard.board.cards and app.focused is not None)
-    await pilot.pause(0.1)
 
 
 # -- the command line ----------------------------------------------------------------------------------
@@ -211,7 +205,7 @@ def test_wandb_runs_are_named_by_their_wandb_run_name(tmp_path, capsys, monkeypa
 async def test_follow_of_a_run_that_does_not_exist_is_said():
     app = preloaded_app("grpo_healthy", "ppo_unstable", follow="nosuchrun")
     async with app.run_test(size=(100, 30)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         await wait_until(pilot, lambda: any("--follow nosuchrun" in n for n in notifications(app)))
         (said,) = [n for n in notifications(app) if "--follow nosuchrun" in n]
         assert "no run matches it (yet); showing the worst run" in said and "grpo_healthy" in said
@@ -221,7 +215,7 @@ async def test_follow_of_a_run_that_does_not_exist_is_said():
 async def test_c_says_why_there_are_no_charts():
     app = preloaded_app(paths=[str(TRL2), str(TRL)], follow="grpo_unstable")
     async with app.run_test(size=(130, 36)) as pilot:  # large enough, but 16 runs and 7 alerts
-        await _ready(pilot, app)
+        await settled(pilot)
         assert not app.dashboard.grid.display
         for _ in range(2):  # it stays on, with nothing drawn: every c says why
             await pilot.press("c")
@@ -240,7 +234,7 @@ async def test_c_says_why_there_are_no_charts():
 async def test_e_on_a_run_without_completions_says_so_and_opens_nothing():
     app = preloaded_app("ppo_unstable")
     async with app.run_test(size=(100, 30)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         await pilot.press("e")
         await wait_until(pilot, lambda: any("no completions logged" in n for n in notifications(app)))
         assert app.screen is app.dashboard
@@ -251,7 +245,7 @@ async def test_grad_norms_thresholds_are_said_in_the_rules_words():
 
     app = preloaded_app(paths=[str(TRL2 / "grpo_nan_crash")])
     async with app.run_test(size=(100, 40)) as pilot:
-        await _ready(pilot, app)
+        await settled(pilot)
         app.open_detail("train/grad_norm")
         await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen))
         await wait_until(pilot, lambda: "thresholds:" in screen_text(app))

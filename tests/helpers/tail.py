@@ -10,15 +10,18 @@ from pathlib import Path
 
 from helpers.live import Lines
 from helpers.paths import REPO
+from helpers.watcher import scalar_record
 
 ROOT = REPO  # the repository root
 
 
 PYTHON = sys.executable
+MARKER = "marker/end"
+"""The tag of the point `scenario` appends last, to know tail has read everything before it."""
 
 
 WRITER = r"""
-import json, sys, time
+import glob, json, sys, time
 from tensorboardX import SummaryWriter
 
 root, expected_path = sys.argv[1], sys.argv[2]
@@ -27,6 +30,16 @@ written = []
 def add(writer, run, tag, step, value):
     writer.add_scalar(tag, value, step)
     written.append([run, tag, step, value])
+
+def records(path):
+    # The whole tfrecord records in the file: 8-byte length, its CRC, the data, the data's CRC.
+    with open(path, "rb") as handle:
+        data = handle.read()
+    at = count = 0
+    while at + 12 <= len(data):
+        at += 12 + int.from_bytes(data[at : at + 8], "little") + 4
+        count += at <= len(data)
+    return count
 
 def settle(*writers):
     # SummaryWriter hands events to a logger thread: flush() may run before an event reached the
@@ -40,8 +53,9 @@ for step in range(1, 4):
     add(a, "run_a", "train/loss", step, step + 0.5)
     add(a, "run_a", "train/reward", step, -step)
 settle(a)
-time.sleep(0.1)
-settle(a)
+history = glob.glob(root + "/run_a/events*")[0]
+while records(history) < 1 + len(written):  # the file-version record, then every point: on disk
+    settle(a)
 print("history", flush=True)
 sys.stdin.readline()
 for step in range(4, 8):
@@ -128,9 +142,13 @@ def scenario(tmp_path: Path, tail_args: list[str], how: int, bootstrap: str | No
         assert writer.wait(timeout=30) == 0
         expected = [tuple(p) for p in json.loads(expected_path.read_text())]
         out.wait(lambda lines: len(lines) >= len(expected), f"{len(expected)} points")
-        time.sleep(0.3)  # a duplicate would show up meanwhile
+        # A point appended once the writer is done: when tail prints it, it has handled every change
+        # before it, and a point read twice would be printed by then (a pause proved nothing).
+        with open(next((root / "group" / "run_b").glob("events*")), "ab") as handle:
+            handle.write(scalar_record(MARKER, 99, 1.0))
+        out.wait(lambda lines: any(MARKER in line for line in lines), "the marker point")
         took = stop(tail, how)
-        printed = [json.loads(line) for line in out.lines]
+        printed = [point for point in map(json.loads, out.lines) if point["tag"] != MARKER]
         return expected, printed, err.lines, took, tail.returncode
     finally:
         for process in (writer, tail):

@@ -146,3 +146,30 @@ async def wait_until(pilot, condition: Callable[[], bool], timeout: float = 30.0
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached in time")
         await pilot.pause(0.05)
+
+
+async def refreshed(pilot, node=None) -> None:
+    """Wait until the screen was refreshed after everything queued so far was handled: the
+    callbacks ``node`` (default: the current screen) and its screen queued to run after the next
+    refresh have run, and the messages they sent (a focus change) were handled.
+
+    The proof is a marker queued behind them: Textual runs a pump's messages, and a screen's
+    after-refresh callbacks, in the order they came. For "nothing happened" assertions.
+    """
+    await pilot.pause()  # every message sent so far handled: their after-refresh callbacks are queued
+    ran: list[bool] = []
+    (node if node is not None else pilot.app.screen).call_after_refresh(ran.append, True)
+    await wait_until(pilot, lambda: bool(ran))
+    await pilot.pause()  # what those callbacks sent (``focus()`` goes through the app's queue)
+
+
+async def settled(pilot) -> None:
+    """The dashboard shows its run and placed its cursor: no repaint pending, the focus calls that
+    repaint queued have run, animations are over (the state a dashboard test starts from)."""
+    app = pilot.app
+    await wait_until(pilot, lambda: app.session is not None and app.session.current is not None)
+    await wait_until(pilot, lambda: app.dashboard.board.cards and app.focused is not None)
+    await wait_until(pilot, lambda: app._flush_timer is None and not app.session.dirty)
+    await refreshed(pilot)
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
