@@ -30,7 +30,6 @@ from textual.timer import Timer
 from rltop.ingest.storage import display as display_root
 from rltop.ui import themes
 from rltop.ui.follow_focus import redirect_key
-from rltop.ui.heap import settle_heap
 from rltop.ui.key_bindings import bindings
 from rltop.ui.logic.keys import DASHBOARD_KEYS
 from rltop.ui.logic.repaint import RepaintSchedule, plan_repaint
@@ -123,8 +122,6 @@ class RltopApp(App[int]):
         """When the next repaint comes (`rltop.ui.logic.repaint`)."""
         self.repaint_count = 0
         """Repaints done so far (tests wait for the one after a batch)."""
-        self.heap_settled = False
-        """The first complete picture was drawn and the heap settled after it (`rltop.ui.heap`)."""
         self._last_overview = 0.0  # when the runs overview was last redone
         self._theme_problems: list[str] = []
         self.dashboard = DashboardScreen(
@@ -313,9 +310,6 @@ class RltopApp(App[int]):
             top.update(session.comparison())  # a verdict changed: the table and the line follow it
         elif plan.runs_list:
             top.update_rows(session.run_views(), session.clock())
-        if session.caught_up and not self.heap_settled:
-            self.heap_settled = True
-            self.call_after_refresh(settle_heap)  # (after the frame: the picture is not held up)
 
     async def _show_dashboard(self, focus_tag: str | None = None) -> None:
         session = self.session

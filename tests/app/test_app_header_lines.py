@@ -79,6 +79,10 @@ async def test_the_header_draws_the_strips_textual_draws(size):
                 pilot,
                 lambda first=theme == "rltop-dark", before=before: first or header.visual_style != before,
             )
+            for component in HeaderBar.COMPONENT_CLASSES:  # (kept until restyled: a new theme restyles)
+                assert header.get_component_rich_style(component) == Widget.get_component_rich_style(
+                    header, component
+                )
             for info in INFOS:
                 header.show(info)
                 own, textual = _own_strips(header), _textual_strips(header)
