@@ -156,7 +156,7 @@ class SeriesSummary:
         return SeriesStats(
             count=count,
             first_step=series.first_step,
-            last_step=int(series.steps_at(-1)),
+            last_step=series.last_step,
             last=float(series.values_at(-1)),
             min=self._min if finite_count else None,
             max=self._max if finite_count else None,

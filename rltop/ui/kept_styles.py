@@ -1,7 +1,7 @@
 """Component styles a widget keeps until it is restyled, for the widgets that redraw at every point.
 
 Textual forgets a widget's component styles at every refresh and finds each again through its
-ancestors (about 0.1 ms each). A live card or the header asks for several at every new point
+ancestors (about 0.1 ms each). A live card, the header or a chart asks for several at every new point
 (issue 28's CPU goal), though they only change when the widget is restyled (focus, level, theme,
 a layout class), which Textual says through `notify_style_update`.
 """

@@ -122,9 +122,7 @@ def text_runs(line: Text) -> Line | None:
 
 def text_lines(text: Text, width: int) -> list[Line] | None:
     """`text_runs` of each line of ``text``; None also for a line wider than ``width`` (Textual wraps it)."""
-    if text.style:
-        return None
-    lines = []
+    lines = []  # (each line keeps the text's own style: `text_runs` refuses it)
     for line in text.split("\n", allow_blank=True):
         runs = text_runs(line) if line.cell_len <= width else None
         if runs is None:

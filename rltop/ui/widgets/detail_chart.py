@@ -30,6 +30,7 @@ from rltop.health.bands import BandTrack
 from rltop.model.series import Series
 from rltop.ui.ansi_text import joined, lines_from_ansi
 from rltop.ui.chart import RGB, Canvas, band_cells, render_figure
+from rltop.ui.kept_styles import KeptComponentStyles
 from rltop.ui.line_strips import LineStrips, draws_run_by_run, text_runs
 from rltop.view.chart.data import Figure, Overlay, build_figure
 from rltop.view.chart.options import ChartOptions
@@ -86,7 +87,7 @@ class ChartData:
         return self.main.series if self.main is not None else None
 
 
-class DetailChart(Widget):
+class DetailChart(KeptComponentStyles, Widget):
     """Renders `ChartData` for the widget's size; rebuilt only when data, size or theme change."""
 
     COMPONENT_CLASSES = {
@@ -118,7 +119,6 @@ class DetailChart(Widget):
         """(picture, what else the strips depend on, the strips Textual made of it)."""
         self._line_strips = LineStrips(self)
         """A changed row mostly redraws the same colours at the same places (`REUSE_PICTURES`)."""
-        self._styles: tuple[tuple, dict[str, Style]] = ((), {})
 
     def show(self, data: ChartData) -> None:
         """Draw ``data`` (a repaint only when its version differs, and only when its picture does)."""
@@ -157,23 +157,14 @@ class DetailChart(Widget):
         return {slot: self._rgb(f"detail-chart--{slot}") for slot in PALETTE_SLOTS}
 
     def component_style(self, component: str) -> Style:
-        """A component's Rich style, kept until the chart is restyled (Textual forgets its own at
-        every refresh and finds each again through the ancestors: 14 of them at every redraw).
-        A new theme looks them up again, as a restyle does."""
-        if not REUSE_PICTURES:
+        """A component's Rich style: kept until the chart is restyled (`KeptComponentStyles`; 14 of
+        them at every redraw), or Textual's own lookup with the chart shortcuts off."""
+        if REUSE_PICTURES:
             return self.get_component_rich_style(component)
-        theme = (self.app.theme, self.app.ansi_color)
-        if self._styles[0] != theme:
-            self._styles = (theme, {})
-        styles = self._styles[1]
-        style = styles.get(component)
-        if style is None:
-            style = styles[component] = self.get_component_rich_style(component)
-        return style
+        return Widget.get_component_rich_style(self, component)
 
     def notify_style_update(self) -> None:
         self._line_strips.forget()
-        self._styles = ((), {})  # restyled (theme, classes): the components are looked up again
         super().notify_style_update()
 
     def _rgb(self, component: str) -> RGB:
