@@ -11,7 +11,7 @@ plotext is pinned to the 5.x line (``plotext>=5.3,<6``): 6.0 rewrote the package
 layout, signals returned by ``plot``), which is what breaks terminalboard 0.5.3; 5.3.2 is pure
 Python and has kept this API (``clf/plotsize/plot/scatter/xlim/xticks/build``) since 2022. plotext
 keeps one global figure, so charts are only ever built on the UI thread. Everything here is pure
-data -> text (ANSI); the widgets turn it into Rich text.
+data -> text: ANSI, or the Rich text lines the widgets draw (`draw_figure`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from rich.text import Text
 
+from rltop.ui.ansi_text import lines_from_ansi
 from rltop.view.chart.data import Figure
 
 RGB = tuple[int, int, int]
@@ -92,6 +94,32 @@ def band_cells(figure: Figure, canvas: Canvas) -> list[tuple[int, int, int]]:
             for a, b in zip(edges[::2], edges[1::2])
         ]
     return runs
+
+
+@dataclass
+class Drawing:
+    """A figure drawn for a widget: its lines, a key equal for two drawings of the same picture,
+    and its plot area."""
+
+    lines: list[Text]
+    key: object
+    canvas: Canvas | None
+
+
+def draw_figure(figure: Figure, width: int, height: int, palette: Mapping[str, RGB], legend: bool) -> Drawing:
+    """`render_figure`'s picture as Rich text lines (`lines_from_ansi` of its text): made from the
+    drawn cells where `rltop.ui.plot_text` draws the figure, decoded from plotext's text otherwise."""
+    from rltop.ui.plot_text import render_lines
+
+    if not figure.empty:
+        size = max(10, width), max(5, height)
+        drawn = render_lines(figure, *size, palette, legend, SPAN_GLYPH)
+        if drawn is not None:
+            lines, key = drawn
+            plain = "\n".join(line.plain for line in lines)
+            return Drawing(lines, key, _canvas(plain, figure.xlim))
+    text, canvas = render_figure(figure, width, height, palette, legend)
+    return Drawing(lines_from_ansi(text), text, canvas)
 
 
 def render_figure(

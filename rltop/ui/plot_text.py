@@ -15,6 +15,10 @@ a colour plotext would replace) returns None, and plotext draws it.
 Switch: `ENABLED` (``RLTOP_PLAIN_CHARTS=1`` turns it off, read once at import): plotext draws
 every chart. ``tests/unit/test_plot_text.py`` checks that both give the same text on a few hundred
 figures (random walks, spikes, gaps, thresholds, marks, episodes, log axes, many sizes).
+
+`render_lines` gives the dashboard the drawn cells as Rich text lines directly, without writing the
+ANSI text and decoding it again (`DRAW_LINES`): the lines `rltop.ui.ansi_text.lines_from_ansi`
+makes of `render_text`'s text, span for span (checked on the same figures).
 """
 
 from __future__ import annotations
@@ -25,12 +29,22 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+from rich.control import strip_control_codes
+from rich.text import Span, Text
 
 if TYPE_CHECKING:
+    from rich.style import Style
+
     from rltop.view.chart.data import Figure
 
 ENABLED = os.environ.get("RLTOP_PLAIN_CHARTS", "") != "1"
 """Draw the charts plotext can be replaced for with this module (False: plotext draws all)."""
+DRAW_LINES = ENABLED
+"""Goal served: the dashboard's CPU while a run logs (issue 28), its grid charts redrawn with every
+new point. On: `render_lines` turns the drawn cells into Rich text lines directly; the ANSI text
+and its decoding were a third of a grid chart's drawing (writing 0.3 ms, decoding 1 ms a chart
+of a 20k-step series in the live dashboard). Off (``RLTOP_PLAIN_CHARTS=1``, read at import): None,
+and the chart's ANSI text is decoded (``tests/unit/test_plot_text.py`` compares both)."""
 
 RGB = tuple[int, int, int]
 SPACE = " "
@@ -193,12 +207,82 @@ class _Canvas:
             out.append("\n")
         return "".join(out)
 
+    def lines(self, ut) -> list[Text] | None:
+        """The lines `lines_from_ansi` decodes `text` into, made from the cells: each row's runs of
+        one colour as spans of the style Rich's decoder gives that colour's code, and the empty line
+        after the last newline (None: a colour or a character the decoder would treat otherwise)."""
+        styles: list[Style | None] = [None]
+        for rgb in self.palette:
+            style = _run_style(ut.colors_to_ansi(rgb, ut.no_color, ut.no_color), ut)
+            if style is False:
+                return None
+            styles.append(style)
+        if _run_style(ut.colors_to_ansi(ut.no_color, ut.no_color, ut.no_color), ut) is not None:
+            return None
+        out = []
+        for row in range(self.height - 1, -1, -1):
+            colors = self.colors[row]
+            plain = "".join(self.markers[row].tolist())
+            if strip_control_codes(plain) != plain:
+                return None
+            edges = [0, *(np.flatnonzero(colors[1:] != colors[:-1]) + 1).tolist(), self.width]
+            runs = colors[edges[:-1]].tolist()
+            spans = [
+                Span(begin, stop, style)
+                for begin, stop, color in zip(edges[:-1], edges[1:], runs)
+                if (style := styles[color]) is not None
+            ]
+            out.append(Text(plain, spans=spans))
+        out.append(Text(""))
+        return out
+
+    def key(self) -> tuple:
+        """Equal for two canvases with the same cells in the same colours."""
+        return (self.markers.shape, self.markers.tobytes(), self.colors.tobytes(), tuple(self.palette))
+
+
+_RUN_STYLES: dict[str, Style | None | bool] = {}
+
+
+def _run_style(code: str, ut) -> Style | None | bool:
+    """The style Rich's decoder gives a run of plotext's text opened by ``code`` and closed by
+    plotext's reset (None: no style, no span), or False when the reset would not bring the
+    decoder back to no style."""
+    found = _RUN_STYLES.get(code, True)
+    if found is True:
+        from rltop.ui.ansi_text import lines_from_ansi
+
+        decoded = lines_from_ansi(f"{code}x{ut.ansi_end}y")[0]
+        after = [span for span in decoded.spans if span.start >= 1]
+        style = decoded.spans[0].style if decoded.spans and decoded.spans[0].start == 0 else None
+        found = _RUN_STYLES[code] = False if after or isinstance(style, str) else style
+    return found
+
 
 def render_text(
     figure: Figure, width: int, height: int, palette: Mapping[str, RGB], legend: bool, span_glyph: str
 ) -> str | None:
     """The text plotext builds for ``figure`` at ``width`` x ``height`` (the sizes `render_figure`
     gives plotext), or None when this module does not cover the figure."""
+    canvas = _drawn(figure, width, height, palette, legend, span_glyph)
+    return None if canvas is None else canvas.text(_plotext())
+
+
+def render_lines(
+    figure: Figure, width: int, height: int, palette: Mapping[str, RGB], legend: bool, span_glyph: str
+) -> tuple[list[Text], tuple] | None:
+    """``lines_from_ansi(render_text(...))`` without the ANSI text, and a key equal for two
+    drawings with the same cells and colours; None when this module does not cover the figure or
+    `DRAW_LINES` is off."""
+    canvas = _drawn(figure, width, height, palette, legend, span_glyph) if DRAW_LINES else None
+    lines = None if canvas is None else canvas.lines(_plotext())
+    return None if lines is None else (lines, canvas.key())
+
+
+def _drawn(
+    figure: Figure, width: int, height: int, palette: Mapping[str, RGB], legend: bool, span_glyph: str
+) -> _Canvas | None:
+    """The cells plotext fills for ``figure``, or None when this module does not cover it."""
     if not ENABLED or figure.empty or legend and any(t.label for t in figure.traces):
         return None
     ut = _plotext()
@@ -265,11 +349,30 @@ def render_text(
     canvas.put(col_end, row_end, "┐", tick_color)
     lower_axis = ["┬" if i in cticks else "─" for i in range(width_canvas)]
     canvas.put_string(col_start, row_start - 1, lower_axis, tick_color)
-    for signal in signals:
-        if not _draw_signal(canvas, signal, (xlow, xhigh), (ylow, yhigh), width_canvas, height_canvas,
-                            col_start, row_start):  # fmt: skip
+    cells = _signal_cells(signals, (xlow, xhigh), (ylow, yhigh), width_canvas, height_canvas)
+    for signal, (x, y) in zip(signals, cells):
+        if not _draw_signal(canvas, signal, x, y, width_canvas, height_canvas, col_start, row_start):
             return None
-    return canvas.text(ut)
+    return canvas
+
+
+def _signal_cells(
+    signals: list[_Signal], xlim: tuple[float, float], ylim: tuple[float, float], width: int, height: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each signal's points as matrix cells (braille dots for braille markers), found for all the
+    signals of one kind at once (`_matrix_data` is element by element: the same cells)."""
+    cells: list[tuple[np.ndarray, np.ndarray]] = [(np.empty(0), np.empty(0))] * len(signals)
+    for braille in (True, False):
+        picked = [index for index, signal in enumerate(signals) if (signal.marker == "braille") == braille]
+        if not picked:
+            continue
+        xf, yf = (2, 4) if braille else (1, 1)
+        xs = _matrix_data(np.concatenate([signals[index].x for index in picked]), xlim, width * xf)
+        ys = _matrix_data(np.concatenate([signals[index].y for index in picked]), ylim, height * yf)
+        bounds = np.cumsum([signals[index].x.shape[0] for index in picked])[:-1]
+        for index, x, y in zip(picked, np.split(xs, bounds), np.split(ys, bounds)):
+            cells[index] = (x, y)
+    return cells
 
 
 def _dynamic_column(row: list[str], label: str, coord: int) -> int:
@@ -286,22 +389,27 @@ def _dynamic_column(row: list[str], label: str, coord: int) -> int:
 def _draw_signal(
     canvas: _Canvas,
     signal: _Signal,
-    xlim: tuple[float, float],
-    ylim: tuple[float, float],
+    x: np.ndarray,
+    y: np.ndarray,
     width_canvas: int,
     height_canvas: int,
     col_start: int,
     row_start: int,
 ) -> bool:
-    """One plot call's cells on the canvas, over what is there (False: a dot pattern plotext has no
-    character for)."""
+    """One plot call's cells (``x``, ``y``: its points as matrix cells) on the canvas, over what is
+    there (False: a dot pattern plotext has no character for)."""
     braille = signal.marker == "braille"
-    xf, yf = (2, 4) if braille else (1, 1)
-    x = _matrix_data(signal.x, xlim, width_canvas * xf)
-    y = _matrix_data(signal.y, ylim, height_canvas * yf)
+    color = canvas.color(signal.color)
+    if not braille and signal.lines and x.shape[0] == 2 and y[0] == y[1]:
+        # An episode's bar: ``_lines`` fills every cell from one end to the other on its row.
+        row, (first, last) = int(y[0]), sorted(x.tolist())
+        first, last = max(first, 0), min(last, width_canvas - 1)
+        if 0 <= row < height_canvas and first <= last:
+            canvas.markers[row + row_start, first + col_start : last + col_start + 1] = signal.marker
+            canvas.colors[row + row_start, first + col_start : last + col_start + 1] = color
+        return True
     if signal.lines:
         x, y = _lines(x, y)
-    color = canvas.color(signal.color)
     if braille:
         cells_x, cells_y = x // 2, y // 4
         bits = (3 - y % 4) * 2 + x % 2

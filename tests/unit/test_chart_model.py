@@ -72,6 +72,26 @@ def test_robust_limits_ignore_outliers_like_tensorboard():
     assert robust_limits(np.array([np.nan]), True) is None
 
 
+def test_robust_limits_are_numpys_nearest_rank_percentiles():
+    """One partition finds the ranks numpy's percentile takes (1st "higher", 99th "lower"), at
+    every length around the ranks' steps, with ties, NaN and infinities left out; the caller's
+    array is left as it was."""
+    rng = np.random.default_rng(3)
+    for count in [*range(20, 260), 1001, 19_999, 20_000, 20_001]:
+        values = rng.normal(0, 1, count) * 10 ** rng.uniform(-3, 3)
+        if count % 3 == 0:
+            values = np.round(values, 1)  # ties
+        if count % 5 == 0:
+            values[rng.integers(0, count, 3)] = [np.nan, np.inf, -np.inf]
+        before = values.copy()
+        finite = values[np.isfinite(values)]
+        expected = (float(np.percentile(finite, 1.0, method="higher")),
+                    float(np.percentile(finite, 99.0, method="lower")))  # fmt: skip
+        if finite.size >= 20:
+            assert robust_limits(values, ignore_outliers=True) == expected, count
+        np.testing.assert_array_equal(values, before)
+
+
 # -- figures ---------------------------------------------------------------------------------------
 
 

@@ -250,3 +250,78 @@ def test_chart_texts_decode_to_the_text_rich_makes_of_them():
         assert text_from_ansi(ansi).no_wrap
     odd = "\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ \x1b[2Jcleared\rover"  # other escapes: Rich decodes them
     assert text_from_ansi(odd) == Text.from_ansi(odd, no_wrap=True)
+
+
+def _lines_both_ways(figure: Figure, width: int, height: int, legend: bool = False):
+    """(`render_lines`' lines, the lines decoded from `render_text`'s ANSI text), or None."""
+    from rltop.ui.ansi_text import lines_from_ansi
+
+    width, height = max(10, width), max(5, height)
+    drawn = plot_text.render_lines(figure, width, height, PALETTE, legend, SPAN_GLYPH)
+    text = plot_text.render_text(figure, width, height, PALETTE, legend, SPAN_GLYPH)
+    assert (drawn is None) == (text is None)
+    return None if drawn is None else (drawn, lines_from_ansi(text))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_lines_drawn_directly_are_the_decoded_text(seed):
+    """The fast path's lines (no ANSI text) equal the decoded ANSI text, span for span, and the
+    plot area found in them is the one found in the text."""
+    from rltop.ui.chart import draw_figure
+
+    drawn = 0
+    for figure, width, height, legend in _figures(seed, 40):
+        both = _lines_both_ways(figure, width, height, legend)
+        if both is None:
+            continue
+        drawn += 1
+        (lines, _), reference = both
+        assert lines == reference, (seed, width, height)
+        assert [line.spans for line in lines] == [line.spans for line in reference]
+        assert (
+            draw_figure(figure, width, height, PALETTE, legend).canvas
+            == render_figure(figure, width, height, PALETTE, legend)[1]
+        )
+    assert drawn >= 25
+
+
+def test_lines_drawn_directly_on_edge_cases():
+    """The hand-made figures (colliding labels, marks, single points, the axes' own colour)."""
+    for changes in ({}, {"traces": [Trace(np.array([1.0, 100.0]), np.array([-1.2, 1.2]), "axes")]},
+                    {"spans": [Span(10.0, 30.0, "warn"), Span(60.0, 100.0, "crit")]}):  # fmt: skip
+        for width, height in SIZES:
+            (lines, _), reference = _lines_both_ways(_hand_figure(**changes), width, height)
+            assert lines == reference
+
+
+def test_the_drawing_key_tells_pictures_apart():
+    """Equal cells and colours give equal keys; a moved point, another colour or size does not."""
+    one = plot_text.render_lines(_hand_figure(), 60, 12, PALETTE, False, SPAN_GLYPH)[1]
+    assert plot_text.render_lines(_hand_figure(), 60, 12, PALETTE, False, SPAN_GLYPH)[1] == one
+    moved = _hand_figure(traces=[Trace(np.array([1.0, 50.0, 51.0, 100.0]), np.array([0.0, 1.0, -1.0, 1.1]),
+                                       "smooth")])  # fmt: skip
+    recoloured = {**PALETTE, "smooth": (1, 2, 3)}
+    assert plot_text.render_lines(moved, 60, 12, PALETTE, False, SPAN_GLYPH)[1] != one
+    assert plot_text.render_lines(_hand_figure(), 60, 12, recoloured, False, SPAN_GLYPH)[1] != one
+    assert plot_text.render_lines(_hand_figure(), 61, 12, PALETTE, False, SPAN_GLYPH)[1] != one
+
+
+def test_lines_are_decoded_from_the_text_where_the_cells_cannot_give_them(monkeypatch):
+    """A control character in a label, the switch off, a figure plotext draws: the lines come from
+    the decoded ANSI text, as before."""
+    from rltop.ui.ansi_text import lines_from_ansi
+    from rltop.ui.chart import draw_figure
+
+    bell = _hand_figure(xticks=([20.0, 60.0], ["2\x070", "60"]))
+    assert plot_text.render_lines(bell, 60, 12, PALETTE, False, SPAN_GLYPH) is None
+    text, canvas = render_figure(bell, 60, 12, PALETTE, False)
+    drawing = draw_figure(bell, 60, 12, PALETTE, False)
+    assert (drawing.lines, drawing.key, drawing.canvas) == (lines_from_ansi(text), text, canvas)
+    legend = _hand_figure(traces=[Trace(np.array([1.0, 100.0]), np.array([0.0, 1.0]), "smooth", label="a")])
+    assert draw_figure(legend, 60, 12, PALETTE, True).lines == lines_from_ansi(
+        plotext_text(legend, 60, 12, PALETTE, True)
+    )
+    monkeypatch.setattr(plot_text, "DRAW_LINES", False)
+    assert plot_text.render_lines(_hand_figure(), 60, 12, PALETTE, False, SPAN_GLYPH) is None
+    text = render_figure(_hand_figure(), 60, 12, PALETTE, False)[0]
+    assert draw_figure(_hand_figure(), 60, 12, PALETTE, False).key == text

@@ -28,8 +28,8 @@ from textual.widget import Widget
 
 from rltop.health.bands import BandTrack
 from rltop.model.series import Series
-from rltop.ui.ansi_text import joined, lines_from_ansi
-from rltop.ui.chart import RGB, Canvas, band_cells, render_figure
+from rltop.ui.ansi_text import joined
+from rltop.ui.chart import RGB, Canvas, band_cells, draw_figure
 from rltop.ui.kept_styles import KeptComponentStyles
 from rltop.ui.line_strips import LineStrips, draws_run_by_run, text_runs
 from rltop.view.chart.data import Figure, Overlay, build_figure
@@ -112,9 +112,9 @@ class DetailChart(KeptComponentStyles, Widget):
         self.figure: Figure | None = None
         self.canvas: Canvas | None = None
         self._cache: tuple[tuple, Picture] | None = None
-        self._drawn: tuple[str, tuple, Picture] | None = None
-        """(plotext text, band cells, the picture made of them): a new build with the same text and
-        band is the same picture."""
+        self._drawn: tuple[object, tuple, Picture] | None = None
+        """(the drawing's key, band cells, the picture made of them): a new build with the same
+        drawing and band is the same picture."""
         self._strips: tuple[Picture, tuple, list[Strip]] | None = None
         """(picture, what else the strips depend on, the strips Textual made of it)."""
         self._line_strips = LineStrips(self)
@@ -266,22 +266,23 @@ class DetailChart(KeptComponentStyles, Widget):
         figure = build_figure(
             data.main, data.others, data.options, columns, data.band, data.spans, data.members, self.TICKS
         )
-        ansi, canvas = render_figure(figure, width, height, self.palette(), data.legend)
+        drawing = draw_figure(figure, width, height, self.palette(), data.legend)
+        canvas = drawing.canvas
         self.figure, self.canvas = figure, canvas
         cells = tuple(band_cells(figure, canvas)) if canvas is not None and figure.areas else ()
         band_color = self.component_style("detail-chart--band").color if cells else None
-        drawn = self._drawn
-        if REUSE_PICTURES and drawn is not None and drawn[0] == ansi and drawn[1] == (cells, band_color):
+        drawn, made_of = self._drawn, (drawing.key, (cells, band_color))
+        if REUSE_PICTURES and drawn is not None and drawn[:2] == made_of:
             return drawn[2]  # the same picture: the one on screen stays
         # NO_COLOR needs nothing here: Textual's monochrome filter applies to the whole screen.
-        lines = lines_from_ansi(ansi)
+        lines = drawing.lines
         if cells:
             band = Style(bgcolor=band_color)
             for row, start, end in cells:
                 if row < len(lines):
                     lines[row].stylize(band, start, end)
         picture = Picture(lines)
-        self._drawn = (ansi, (cells, band_color), picture)
+        self._drawn = (*made_of, picture)
         return picture
 
     @staticmethod
