@@ -56,12 +56,18 @@ class Canvas:
 
 
 def _segments(x: np.ndarray, y: np.ndarray) -> list[tuple[list[float], list[float]]]:
-    """The NaN-free runs of a polyline."""
+    """The NaN-free runs of a polyline, as lists (what plotext is given)."""
+    return [(xs.tolist(), ys.tolist()) for xs, ys in segment_arrays(x, y)]
+
+
+def segment_arrays(x: np.ndarray, y: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The NaN-free runs of a polyline, as float64 arrays."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     finite = np.isfinite(y) & np.isfinite(x)
     if finite.all():
-        return [(x.tolist(), y.tolist())] if x.shape[0] else []
+        return [(x, y)] if x.shape[0] else []
     edges = np.flatnonzero(np.diff(np.concatenate(([False], finite, [False])).astype(np.int8)))
-    return [(x[a:b].tolist(), y[a:b].tolist()) for a, b in zip(edges[::2], edges[1::2])]
+    return [(x[a:b], y[a:b]) for a, b in zip(edges[::2], edges[1::2])]
 
 
 def band_cells(figure: Figure, canvas: Canvas) -> list[tuple[int, int, int]]:

@@ -64,7 +64,7 @@ class _Signal:
 def signals_of(figure: Figure, palette: Mapping[str, RGB], span_glyph: str) -> list[_Signal] | None:
     """The plot calls `render_figure` makes for ``figure``, in its order (None: one this module does
     not draw the way plotext would)."""
-    from rltop.ui.chart import _segments
+    from rltop.ui.chart import segment_arrays
 
     signals: list[_Signal] = []
     ylow = figure.ylim[0]
@@ -72,12 +72,12 @@ def signals_of(figure: Figure, palette: Mapping[str, RGB], span_glyph: str) -> l
         signals.append(_Signal(np.array([span.first, span.last]), np.array([ylow, ylow]),
                                span_glyph, palette[span.color], True))  # fmt: skip
     for trace in figure.traces:
-        for xs, ys in _segments(trace.x, trace.y):
+        for xs, ys in segment_arrays(trace.x, trace.y):
             single = len(xs) == 1
-            signals.append(_Signal(np.array(xs), np.array(ys), "braille", palette[trace.color], not single))
+            signals.append(_Signal(xs, ys, "braille", palette[trace.color], not single))
     for threshold in figure.thresholds:
-        for xs, ys in _segments(threshold.x, threshold.y):
-            signals.append(_Signal(np.array(xs), np.array(ys), "braille", palette[threshold.color], True))
+        for xs, ys in segment_arrays(threshold.x, threshold.y):
+            signals.append(_Signal(xs, ys, "braille", palette[threshold.color], True))
     for marks in figure.marks:
         signals.append(_Signal(marks.x, marks.y, marks.glyph, palette[marks.color], False))
     return signals

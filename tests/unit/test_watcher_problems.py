@@ -142,6 +142,9 @@ def test_directory_that_cannot_be_listed_is_not_a_deleted_run(tmp_path, monkeypa
 @pytest.mark.parametrize("mode", MODES)
 def test_root_deleted_then_recreated(tmp_path, mode, monkeypatch, stop_all):
     monkeypatch.setattr(watcher_module, "NATIVE_SWEEP", 0.1)  # the sweep re-watches a new root
+    # ... every 0.1 s whatever a sweep costs: spaced out by its CPU time (x 1000 by default), a sweep
+    # slowed by a busy machine pushed the next one past the wait below.
+    monkeypatch.setattr(watcher_module, "SWEEP_BUDGET", 1.0)
     root = tmp_path / "logs"
     EventLog(root / "old").add("x", [1])
     watcher, consumer = start_watcher([root], mode)

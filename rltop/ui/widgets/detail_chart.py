@@ -32,7 +32,7 @@ from rltop.ui.ansi_text import joined
 from rltop.ui.chart import RGB, Canvas, band_cells, draw_figure
 from rltop.ui.kept_styles import KeptComponentStyles
 from rltop.ui.line_strips import LineStrips, draws_run_by_run, text_runs
-from rltop.view.chart.data import Figure, Overlay, build_figure
+from rltop.view.chart.data import Figure, FigureMemo, Overlay, build_figure
 from rltop.view.chart.options import ChartOptions
 
 OTHER_RUN_CLASSES = tuple(f"detail-chart--other-{i}" for i in range(1, 8))
@@ -117,6 +117,8 @@ class DetailChart(KeptComponentStyles, Widget):
         drawing and band is the same picture."""
         self._strips: tuple[Picture, tuple, list[Strip]] | None = None
         """(picture, what else the strips depend on, the strips Textual made of it)."""
+        self._memo = FigureMemo()
+        """The shown run's smoothed curves, extended at each new point of a live run."""
         self._line_strips = LineStrips(self)
         """A changed row mostly redraws the same colours at the same places (`REUSE_PICTURES`)."""
 
@@ -263,9 +265,8 @@ class DetailChart(KeptComponentStyles, Widget):
         if data.main is None or not len(data.main.series):
             return Picture(None, Text("no points yet", style=self.component_style("detail-chart--axes")))
         columns = max(10, 2 * width)  # braille: two dots per cell
-        figure = build_figure(
-            data.main, data.others, data.options, columns, data.band, data.spans, data.members, self.TICKS
-        )
+        figure = build_figure(data.main, data.others, data.options, columns, data.band, data.spans,
+                              data.members, self.TICKS, self._memo)  # fmt: skip
         drawing = draw_figure(figure, width, height, self.palette(), data.legend)
         canvas = drawing.canvas
         self.figure, self.canvas = figure, canvas

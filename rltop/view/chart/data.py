@@ -22,7 +22,7 @@ import numpy as np
 from rltop.health.bands import BandTrack
 from rltop.model.downsample import column_bounds, downsample_minmax
 from rltop.model.series import Series
-from rltop.model.smoothing import ema_debiased
+from rltop.model.smoothing import GrowingEma, ema_debiased
 from rltop.view.chart.group import GroupLines, aligned_group
 from rltop.view.chart.options import ChartOptions
 from rltop.view.chart.scale import (
@@ -180,6 +180,17 @@ def cut_runs(
 
 
 @dataclass
+class FigureMemo:
+    """What one chart keeps from figure to figure: the shown run's smoothed curves, extended rather
+    than computed again when its series only grew (`GrowingEma`). The dashboard's charts are built
+    anew at every new point; the figure is the same with or without it."""
+
+    curve: GrowingEma = field(default_factory=GrowingEma)
+    held: GrowingEma = field(default_factory=GrowingEma)
+    """The curve with the points off the chart held at its edge (`_smoothed_within`)."""
+
+
+@dataclass
 class _Shown:
     """One overlay's points inside the x range."""
 
@@ -190,10 +201,12 @@ class _Shown:
     start: int
 
 
-def _shown(overlay: Overlay, mode: str, weight: float, low: float, high: float) -> _Shown:
+def _shown(
+    overlay: Overlay, mode: str, weight: float, low: float, high: float, ema: GrowingEma | None = None
+) -> _Shown:
     xs = x_values(overlay.series, mode)
     first, last = int(np.searchsorted(xs, low, side="left")), int(np.searchsorted(xs, high, side="right"))
-    smooth = ema_debiased(overlay.series.values, weight)[first:last]
+    smooth = (ema_debiased if ema is None else ema.smooth)(overlay.series.values, weight)[first:last]
     return _Shown(overlay, xs[first:last], overlay.series.values[first:last], smooth, int(first))
 
 
@@ -206,12 +219,14 @@ def build_figure(
     spans: list[tuple[int, int, str]] | None = None,
     members: list[Overlay] | None = None,
     tick_counts: tuple[int, int] = (6, 5),
+    memo: FigureMemo | None = None,
 ) -> Figure:
     """The figure of ``main`` (with ``others`` overlaid, or as one of its seed group's ``members``).
 
     ``band``: the thresholds along ``main.series`` (`rltop.health.bands`); ``spans``: the
     (first step, last step, "warn"/"crit") of its findings' episodes; ``columns``: the horizontal
-    resolution the renderer has (braille dots, pixels).
+    resolution the renderer has (braille dots, pixels); ``memo``: what the chart kept from its last
+    figure (`FigureMemo`), for a chart built again and again.
     """
     mode = options.x_mode
     group_view = bool(members) and len(members) > 1
@@ -221,7 +236,7 @@ def build_figure(
         return Figure(x_mode=mode)
     low, high = shown_range
     weight = options.smoothing
-    shown_main = _shown(main, mode, weight, low, high)
+    shown_main = _shown(main, mode, weight, low, high, memo.curve if memo is not None else None)
     shown_others = [_shown(o, mode, weight, low, high) for o in others]
     figure = Figure(x_mode=mode)
     figure.cut = [
@@ -262,7 +277,8 @@ def build_figure(
         figure.traces.append(_line(shown, scale, columns, figure, label, "line"))
     if not group_view:
         if figure.clipped:
-            shown_main = _smoothed_within(shown_main, scale, weight, figure.ylim)
+            held = memo.held if memo is not None else None
+            shown_main = _smoothed_within(shown_main, scale, weight, figure.ylim, held)
         own = _line(shown_main, scale, columns, figure, main.label if others else None, "line")
         figure.traces.append(own)
     figure.thresholds = _threshold_traces(band, shown_main, scale, columns, figure)
@@ -276,7 +292,9 @@ def build_figure(
     return figure
 
 
-def _smoothed_within(shown: _Shown, scale: YScale, weight: float, ylim: tuple[float, float]) -> _Shown:
+def _smoothed_within(
+    shown: _Shown, scale: YScale, weight: float, ylim: tuple[float, float], ema: GrowingEma | None = None
+) -> _Shown:
     """``shown`` with its smoothed curve computed from the values as drawn: a point off the chart
     counts at the edge it is marked at (``↑``/``↓``), not at its own height.
 
@@ -293,7 +311,7 @@ def _smoothed_within(shown: _Shown, scale: YScale, weight: float, ylim: tuple[fl
         return shown
     edges = scale.inverse(np.array([ylim[0], ylim[1]]))
     held = np.where(high, edges[1], np.where(low, edges[0], values))
-    smooth = ema_debiased(held, weight)
+    smooth = (ema_debiased if ema is None else ema.smooth)(held, weight)
     end = shown.start + len(shown.x)
     return _Shown(shown.overlay, shown.x, shown.values, smooth[shown.start : end], shown.start)
 
