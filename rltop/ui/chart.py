@@ -112,14 +112,23 @@ class Drawing:
     canvas: Canvas | None
 
 
-def draw_figure(figure: Figure, width: int, height: int, palette: Mapping[str, RGB], legend: bool) -> Drawing:
+def draw_figure(
+    figure: Figure,
+    width: int,
+    height: int,
+    palette: Mapping[str, RGB],
+    legend: bool,
+    kept: dict | None = None,
+) -> Drawing:
     """`render_figure`'s picture as Rich text lines (`lines_from_ansi` of its text): made from the
-    drawn cells where `rltop.ui.plot_text` draws the figure, decoded from plotext's text otherwise."""
+    drawn cells where `rltop.ui.plot_text` draws the figure, decoded from plotext's text otherwise.
+    ``kept``: the last drawing's lines by their cells, for a chart drawn again and again (a line the
+    same as one of them is that one: lines must not be changed)."""
     from rltop.ui.plot_text import render_lines
 
     if not figure.empty:
         size = max(10, width), max(5, height)
-        drawn = render_lines(figure, *size, palette, legend, SPAN_GLYPH)
+        drawn = render_lines(figure, *size, palette, legend, SPAN_GLYPH, kept)
         if drawn is not None:
             lines, key = drawn
             plain = "\n".join(line.plain for line in lines)

@@ -207,10 +207,15 @@ class _Canvas:
             out.append("\n")
         return "".join(out)
 
-    def lines(self, ut) -> list[Text] | None:
+    def lines(self, ut, kept: dict | None = None) -> list[Text] | None:
         """The lines `lines_from_ansi` decodes `text` into, made from the cells: each row's runs of
         one colour as spans of the style Rich's decoder gives that colour's code, and the empty line
-        after the last newline (None: a colour or a character the decoder would treat otherwise)."""
+        after the last newline (None: a colour or a character the decoder would treat otherwise).
+
+        ``kept``: the lines of the last picture by their cells, replaced by this picture's: a row
+        whose cells and colours are the ones of a row of the last picture is that row's line (the
+        same object: a new point of a long series redraws a few rows of a chart). Callers must not
+        change the lines they get."""
         styles: list[Style | None] = [None]
         for rgb in self.palette:
             style = _run_style(ut.colors_to_ansi(rgb, ut.no_color, ut.no_color), ut)
@@ -220,20 +225,30 @@ class _Canvas:
         if _run_style(ut.colors_to_ansi(ut.no_color, ut.no_color, ut.no_color), ut) is not None:
             return None
         out = []
+        palette = tuple(self.palette)
+        made: dict[tuple, Text] = {}
         for row in range(self.height - 1, -1, -1):
-            colors = self.colors[row]
-            plain = "".join(self.markers[row].tolist())
-            if strip_control_codes(plain) != plain:
-                return None
-            edges = [0, *(np.flatnonzero(colors[1:] != colors[:-1]) + 1).tolist(), self.width]
-            runs = colors[edges[:-1]].tolist()
-            spans = [
-                Span(begin, stop, style)
-                for begin, stop, color in zip(edges[:-1], edges[1:], runs)
-                if (style := styles[color]) is not None
-            ]
-            out.append(Text(plain, spans=spans))
+            colors, markers = self.colors[row], self.markers[row]
+            key = (palette, markers.tobytes(), colors.tobytes())
+            line = made.get(key) or (kept.get(key) if kept is not None else None)
+            if line is None:
+                plain = "".join(markers.tolist())
+                if strip_control_codes(plain) != plain:
+                    return None
+                edges = [0, *(np.flatnonzero(colors[1:] != colors[:-1]) + 1).tolist(), self.width]
+                runs = colors[edges[:-1]].tolist()
+                spans = [
+                    Span(begin, stop, style)
+                    for begin, stop, color in zip(edges[:-1], edges[1:], runs)
+                    if (style := styles[color]) is not None
+                ]
+                line = Text(plain, spans=spans)
+            made[key] = line
+            out.append(line)
         out.append(Text(""))
+        if kept is not None:
+            kept.clear()
+            kept.update(made)
         return out
 
     def key(self) -> tuple:
@@ -269,13 +284,19 @@ def render_text(
 
 
 def render_lines(
-    figure: Figure, width: int, height: int, palette: Mapping[str, RGB], legend: bool, span_glyph: str
+    figure: Figure,
+    width: int,
+    height: int,
+    palette: Mapping[str, RGB],
+    legend: bool,
+    span_glyph: str,
+    kept: dict | None = None,
 ) -> tuple[list[Text], tuple] | None:
     """``lines_from_ansi(render_text(...))`` without the ANSI text, and a key equal for two
     drawings with the same cells and colours; None when this module does not cover the figure or
-    `DRAW_LINES` is off."""
+    `DRAW_LINES` is off. ``kept``: the last drawing's lines by their cells (`_Canvas.lines`)."""
     canvas = _drawn(figure, width, height, palette, legend, span_glyph) if DRAW_LINES else None
-    lines = None if canvas is None else canvas.lines(_plotext())
+    lines = None if canvas is None else canvas.lines(_plotext(), kept)
     return None if lines is None else (lines, canvas.key())
 
 

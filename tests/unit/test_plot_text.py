@@ -325,3 +325,26 @@ def test_lines_are_decoded_from_the_text_where_the_cells_cannot_give_them(monkey
     assert plot_text.render_lines(_hand_figure(), 60, 12, PALETTE, False, SPAN_GLYPH) is None
     text = render_figure(_hand_figure(), 60, 12, PALETTE, False)[0]
     assert draw_figure(_hand_figure(), 60, 12, PALETTE, False).key == text
+
+
+def test_lines_kept_from_the_last_drawing_are_the_lines_drawn_anew():
+    """A chart drawn again with its last drawing's lines kept: the lines equal a fresh drawing's,
+    and the rows whose cells did not change are the last drawing's own lines (nothing rebuilt)."""
+    rng = np.random.default_rng(8)
+    values = np.cumsum(rng.normal(0, 1, 3000))
+    kept: dict = {}
+    before = None
+    for end in (2000, 2001, 2002, 2500, 2500):
+        overlay = Overlay("a", "a", _series(values[:end]), "smooth")
+        figure = build_figure(overlay, [], ChartOptions(), 188, None, [], None, (4, 3))
+        lines, _ = plot_text.render_lines(figure, 94, 14, PALETTE, False, SPAN_GLYPH, kept)
+        fresh, _ = plot_text.render_lines(figure, 94, 14, PALETTE, False, SPAN_GLYPH)
+        assert lines == fresh
+        if before is not None:
+            same = [line is old for line, old in zip(lines[:-1], before[:-1])]
+            equal = [line == old for line, old in zip(lines[:-1], before[:-1])]
+            assert same == equal  # every unchanged row is the kept line itself
+        before = lines
+    recoloured = {**PALETTE, "smooth": (1, 2, 3)}
+    lines, _ = plot_text.render_lines(figure, 94, 14, recoloured, False, SPAN_GLYPH, kept)
+    assert lines == plot_text.render_lines(figure, 94, 14, recoloured, False, SPAN_GLYPH)[0]

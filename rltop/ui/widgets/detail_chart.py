@@ -117,6 +117,8 @@ class DetailChart(KeptComponentStyles, Widget):
         drawing and band is the same picture."""
         self._strips: tuple[Picture, tuple, list[Strip]] | None = None
         """(picture, what else the strips depend on, the strips Textual made of it)."""
+        self._kept_lines: dict = {}
+        """The last drawing's lines by their cells: a new point redraws a few rows of a long series."""
         self._memo = FigureMemo()
         """The shown run's smoothed curves, extended at each new point of a live run."""
         self._line_strips = LineStrips(self)
@@ -146,7 +148,7 @@ class DetailChart(KeptComponentStyles, Widget):
         lines, old = picture.lines, before.lines
         if lines is None or old is None or len(lines) != len(old):
             return None
-        return [row for row, (line, was) in enumerate(zip(lines, old)) if line != was]
+        return [row for row, (line, was) in enumerate(zip(lines, old)) if line is not was and line != was]
 
     def set_cursor(self, x: float | None) -> None:
         """Highlight the column of ``x`` (None: no cursor)."""
@@ -216,7 +218,8 @@ class DetailChart(KeptComponentStyles, Widget):
                 picture.text if column is None else self._with_cursor(picture.text, column)
             )
         strips = list(kept[2])
-        changed = [y for y, (line, old) in enumerate(zip(lines, before)) if line != old and y < len(strips)]
+        rows = zip(lines[: len(strips)], before)
+        changed = [y for y, (line, old) in enumerate(rows) if line is not old and line != old]
         direct = draws_run_by_run(self)
         rest = []
         for y in changed:
@@ -267,7 +270,7 @@ class DetailChart(KeptComponentStyles, Widget):
         columns = max(10, 2 * width)  # braille: two dots per cell
         figure = build_figure(data.main, data.others, data.options, columns, data.band, data.spans,
                               data.members, self.TICKS, self._memo)  # fmt: skip
-        drawing = draw_figure(figure, width, height, self.palette(), data.legend)
+        drawing = draw_figure(figure, width, height, self.palette(), data.legend, self._kept_lines)
         canvas = drawing.canvas
         self.figure, self.canvas = figure, canvas
         cells = tuple(band_cells(figure, canvas)) if canvas is not None and figure.areas else ()
@@ -279,6 +282,7 @@ class DetailChart(KeptComponentStyles, Widget):
         lines = drawing.lines
         if cells:
             band = Style(bgcolor=band_color)
+            lines = [line.copy() for line in lines]  # (the drawing's lines are kept for the next one)
             for row, start, end in cells:
                 if row < len(lines):
                     lines[row].stylize(band, start, end)
