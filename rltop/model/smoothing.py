@@ -31,6 +31,9 @@ series twice at every new point (the curve, and the curve with clipped points he
 0.3 ms each. On: `GrowingEma` extends its last result when the values only grew (about 0.05 ms).
 Off (``RLTOP_PLAIN_SMOOTHING=1``, read at import): every call smooths the whole series
 (``tests/unit/test_smoothing.py`` holds both equal bit for bit)."""
+KEEP_POINTS = 250_000
+"""`GrowingEma` keeps a copy of the values it smoothed (to know the next ones begin with them) and
+its result, 4 MB each at this length: a longer series is smoothed whole at every call instead."""
 
 
 def ema_debiased(values: np.ndarray, weight: float = 0.6) -> np.ndarray:
@@ -115,8 +118,8 @@ def _smooth_blocks(xs: np.ndarray, weight: float, prior: _Blocks | None) -> _Blo
 class GrowingEma:
     """`ema_debiased` of one growing series, call after call: when the new values begin with the
     last call's values (bit for bit) and the weight is the same, the blocks that call completed are
-    kept and only the last one and the new ones are computed (`EXTEND_SMOOTHING`). The result is
-    `ema_debiased`'s, bit for bit, whatever the values."""
+    kept and only the last one and the new ones are computed (`EXTEND_SMOOTHING`; up to
+    `KEEP_POINTS` values). The result is `ema_debiased`'s, bit for bit, whatever the values."""
 
     def __init__(self) -> None:
         self._last: tuple[float, np.ndarray, _Blocks] | None = None
@@ -139,7 +142,7 @@ class GrowingEma:
             prior = last[2]  # (the same values first: the same finite values first)
         blocks = _smooth_blocks(xs, weight, prior)
         out[finite] = blocks.smoothed
-        if EXTEND_SMOOTHING:
+        if EXTEND_SMOOTHING and data.shape[0] <= KEEP_POINTS:
             self._last = (weight, data.copy(), blocks)
         return out
 

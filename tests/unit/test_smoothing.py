@@ -65,6 +65,17 @@ def test_the_switch_smooths_the_whole_series_every_time(monkeypatch):
     assert ema._last is None
 
 
+def test_a_series_longer_than_kept_is_smoothed_whole(monkeypatch):
+    """Past `KEEP_POINTS` nothing is kept (a copy of a 6M-point series would cost 48 MB)."""
+    monkeypatch.setattr(smoothing, "KEEP_POINTS", 1000)
+    values = np.random.default_rng(4).normal(0, 1, 1500)
+    ema = GrowingEma()
+    assert _same_bits(ema.smooth(values[:900], 0.6), ema_debiased(values[:900], 0.6))
+    assert ema._last is not None
+    assert _same_bits(ema.smooth(values, 0.6), ema_debiased(values, 0.6))
+    assert ema._last is None
+
+
 def test_extending_computes_the_new_blocks_only(monkeypatch):
     """The point of it: after a long series, one more point smooths about one block, not all."""
     values = np.random.default_rng(3).normal(0, 1, 20_001)
