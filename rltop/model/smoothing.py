@@ -138,7 +138,7 @@ class GrowingEma:
         if xs.size == 0 or bool(np.all(xs == xs[0])):
             return out
         prior = None
-        if EXTEND_SMOOTHING and last is not None and last[0] == weight and _starts_with(data, last[1]):
+        if EXTEND_SMOOTHING and last is not None and last[0] == weight and starts_with(data, last[1]):
             prior = last[2]  # (the same values first: the same finite values first)
         blocks = _smooth_blocks(xs, weight, prior)
         out[finite] = blocks.smoothed
@@ -147,7 +147,7 @@ class GrowingEma:
         return out
 
 
-def _starts_with(values: np.ndarray, prefix: np.ndarray) -> bool:
+def starts_with(values: np.ndarray, prefix: np.ndarray) -> bool:
     """Whether ``values`` begins with ``prefix``, bit for bit (NaN payloads and signed zeros too)."""
     count = prefix.shape[0]
     return values.shape[0] >= count and np.array_equal(values[:count].view(np.int64), prefix.view(np.int64))

@@ -92,6 +92,45 @@ def test_robust_limits_are_numpys_nearest_rank_percentiles():
         np.testing.assert_array_equal(values, before)
 
 
+def test_growing_limits_are_robust_limits_at_every_point(monkeypatch):
+    """A live chart's y range read from its values kept sorted: the same floats as partitioning the
+    whole array, while the values grow one point or many at a time (NaN, ±inf, ties and zeros of
+    both signs among them), under and over the robust minimum, and when they stop growing (a
+    zoomed window moves, a purge), with outliers shown, and with the switch off."""
+    from rltop.view.chart import scale
+
+    rng = np.random.default_rng(9)
+    values = np.round(rng.normal(0, 1, 6000), 2)
+    values[rng.integers(0, 6000, 60)] = np.nan
+    values[rng.integers(0, 6000, 8)] = np.inf
+    values[rng.integers(0, 6000, 8)] = -np.inf
+    values[rng.integers(0, 6000, 300)] = -0.0
+    growing = scale.GrowingLimits()
+
+    def same(data: np.ndarray, ignore: bool = True) -> None:
+        want = robust_limits(data, ignore)
+        got = growing.limits(data, ignore)
+        assert (got is None) == (want is None)
+        if want is not None:
+            assert np.array(got).tobytes() == np.array(want).tobytes(), len(data)
+
+    end = 0
+    while end < 6000:
+        end = min(6000, end + int(rng.choice([1, 1, 2, 5, 19, 300])))
+        same(values[:end])
+    assert growing._last is not None and growing._last[1] is not None  # read from the sorted values
+    same(values[1000:5000])  # a window that moved
+    same(values[1000:5001])
+    same(values[:3000])  # shorter: a purge
+    same(values[:3001], ignore=False)
+    zeros = np.concatenate((np.full(50, -0.0), np.zeros(50), rng.normal(0, 1, 10)))
+    same(zeros[:100])
+    same(zeros)  # the 1st-percentile edge is a zero: partitioned, its sign as before
+    monkeypatch.setattr(scale, "KEEP_RANKS", False)
+    same(values[:6000])
+    assert growing._last is None
+
+
 # -- figures ---------------------------------------------------------------------------------------
 
 

@@ -26,6 +26,7 @@ from rltop.model.smoothing import GrowingEma, ema_debiased
 from rltop.view.chart.group import GroupLines, aligned_group
 from rltop.view.chart.options import ChartOptions
 from rltop.view.chart.scale import (
+    GrowingLimits,
     YScale,
     choose_scale,
     padded,
@@ -182,12 +183,15 @@ def cut_runs(
 @dataclass
 class FigureMemo:
     """What one chart keeps from figure to figure: the shown run's smoothed curves, extended rather
-    than computed again when its series only grew (`GrowingEma`). The dashboard's charts are built
-    anew at every new point; the figure is the same with or without it."""
+    than computed again when its series only grew (`GrowingEma`), and its values sorted for the y
+    range (`GrowingLimits`). The dashboard's charts are built anew at every new point; the figure
+    is the same with or without it."""
 
     curve: GrowingEma = field(default_factory=GrowingEma)
     held: GrowingEma = field(default_factory=GrowingEma)
     """The curve with the points off the chart held at its edge (`_smoothed_within`)."""
+    limits: GrowingLimits = field(default_factory=GrowingLimits)
+    """The y range's edges: the values drawn kept sorted."""
 
 
 @dataclass
@@ -253,9 +257,9 @@ def build_figure(
         figure.group = aligned_group(members, mode, weight, low, high, options.band)
         drawn += [figure.group.low, figure.group.high, figure.group.mean]
         drawn += [m for m in figure.group.members]
-    limits = robust_limits(
-        scale.forward(np.concatenate(drawn)) if drawn else np.array([]), options.ignore_outliers
-    )
+    find_limits = robust_limits if memo is None else memo.limits.limits
+    values_drawn = scale.forward(np.concatenate(drawn)) if drawn else np.array([])
+    limits = find_limits(values_drawn, options.ignore_outliers)
     if limits is None:
         figure.xlim = (low, high if high > low else low + 1.0)
         return figure

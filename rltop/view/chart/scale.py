@@ -14,6 +14,7 @@ both draw values already transformed by a `YScale`, with the tick positions and 
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ import numpy as np
 
 from rltop.model.durations import format_gap
 from rltop.model.series import Series
+from rltop.model.smoothing import KEEP_POINTS, starts_with
 from rltop.view.text.numbers import format_short
 
 OUTLIER_PERCENTILES = (1.0, 99.0)
@@ -29,6 +31,11 @@ MIN_ROBUST_POINTS = 20
 """Fewer points than this are all shown: a percentile of a handful of points is the points."""
 PAD = 0.05
 """Room above and below the data, as a share of the y range."""
+KEEP_RANKS = os.environ.get("RLTOP_PLAIN_CHARTS", "") != "1"
+"""Goal served: the dashboard's CPU while a run logs (issue 28): a grid chart finds its y range
+from the whole series at every new point (a partition of 20k values). On: `GrowingLimits` keeps the
+values sorted and inserts the new ones. Off (``RLTOP_PLAIN_CHARTS=1``, read at import): a partition
+at every call (``tests/unit/test_chart_model.py`` holds both equal)."""
 
 
 @dataclass(frozen=True)
@@ -103,14 +110,55 @@ def robust_limits(values: np.ndarray, ignore_outliers: bool) -> tuple[float, flo
     if ignore_outliers and finite.size >= MIN_ROBUST_POINTS:
         # Nearest ranks, inward: interpolating would let one spike among 100 points pull the edge
         # to 1 % of its height (a 1.6e6 value-loss spike over values near 1: a y axis to 16 000).
-        # The ranks numpy's percentile takes (methods "higher" and "lower"), both found by one
-        # partition of the copy `finite` already is.
-        last = finite.size - 1
-        low = math.ceil(last * (OUTLIER_PERCENTILES[0] / 100))
-        high = math.floor(last * (OUTLIER_PERCENTILES[1] / 100))
+        # Both found by one partition of the copy `finite` already is.
+        low, high = _outlier_ranks(finite.size)
         finite.partition((low, high))
         return float(finite[low]), float(finite[high])
     return float(finite.min()), float(finite.max())
+
+
+def _outlier_ranks(count: int) -> tuple[int, int]:
+    """The ranks numpy's percentile takes for `OUTLIER_PERCENTILES` of ``count`` values (its methods
+    "higher" for the low edge and "lower" for the high one)."""
+    last = count - 1
+    return math.ceil(last * (OUTLIER_PERCENTILES[0] / 100)), math.floor(last * (OUTLIER_PERCENTILES[1] / 100))
+
+
+class GrowingLimits:
+    """`robust_limits` of an array that grows at its end, call after call (a live chart's values):
+    its finite values are kept sorted and the new ones inserted, so the edges are read at their
+    ranks instead of partitioning the whole array again (`KEEP_RANKS`; up to `KEEP_POINTS`
+    values). The same floats as `robust_limits`: an edge that lands on a zero, whose sign a
+    partition leaves to chance among equal zeros, is found by the partition."""
+
+    def __init__(self) -> None:
+        self._last: tuple[np.ndarray, np.ndarray | None] | None = None
+        """(the values, their finite values sorted once the next values began with them)."""
+
+    def limits(self, values: np.ndarray, ignore_outliers: bool) -> tuple[float, float] | None:
+        """``robust_limits(values, ignore_outliers)``."""
+        data = np.asarray(values, dtype=np.float64)
+        last, self._last = self._last, None
+        if not (KEEP_RANKS and ignore_outliers) or data.shape[0] > KEEP_POINTS:
+            return robust_limits(data, ignore_outliers)
+        if last is None or not starts_with(data, last[0]):
+            # Values that do not grow (a zoomed chart's window moves) are never sorted: partitioned.
+            self._last = (data.copy(), None)
+            return robust_limits(data, ignore_outliers)
+        before, ranked = last
+        if ranked is None:
+            ranked = np.sort(before[np.isfinite(before)])
+        new = data[before.shape[0] :]
+        new = np.sort(new[np.isfinite(new)])
+        if new.size:
+            ranked = np.insert(ranked, np.searchsorted(ranked, new), new)
+        self._last = (data.copy(), ranked)
+        if ranked.size < MIN_ROBUST_POINTS:
+            return robust_limits(data, ignore_outliers)
+        low, high = (float(ranked[rank]) for rank in _outlier_ranks(ranked.size))
+        if low == 0.0 or high == 0.0:
+            return robust_limits(data, ignore_outliers)
+        return low, high
 
 
 def padded(low: float, high: float) -> tuple[float, float]:
