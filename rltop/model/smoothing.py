@@ -33,7 +33,9 @@ Off (``RLTOP_PLAIN_SMOOTHING=1``, read at import): every call smooths the whole 
 (``tests/unit/test_smoothing.py`` holds both equal bit for bit)."""
 KEEP_POINTS = 250_000
 """`GrowingEma` keeps a copy of the values it smoothed (to know the next ones begin with them) and
-its result, 4 MB each at this length: a longer series is smoothed whole at every call instead."""
+its result, 2 MB each at this length (a chart keeps two: 8 MB, and its y range's sorted values,
+`rltop.view.chart.scale.GrowingLimits`, 4 MB more): a longer series is smoothed whole at every
+call instead."""
 
 
 def ema_debiased(values: np.ndarray, weight: float = 0.6) -> np.ndarray:
@@ -72,12 +74,17 @@ class _Blocks:
     """What each block inherits from the ones before it."""
 
 
+def _block_length(weight: float) -> int:
+    """The block length for ``weight``: ``w^-j`` stays under 1e150 within a block."""
+    return max(1, int(_BLOCK_SPAN * math.log(10.0) / -math.log(weight)))
+
+
 def _smooth_blocks(xs: np.ndarray, weight: float, prior: _Blocks | None) -> _Blocks:
     """Debiased EMA of an all-finite array, by blocks; with ``prior`` (the same computation over a
     prefix of ``xs``), the blocks it completed are taken from it and only the rest is computed:
     every block's values depend on its own values and its carry only, so they come out the same."""
     count = xs.shape[0]
-    nominal = max(1, int(_BLOCK_SPAN * math.log(10.0) / -math.log(weight)))
+    nominal = _block_length(weight)
     block = min(count, nominal)
     rows = -(-count // block)
     # Debias: divide by 1 - w^n. Past a few hundred points w^n underflows below float precision
@@ -142,7 +149,9 @@ class GrowingEma:
             prior = last[2]  # (the same values first: the same finite values first)
         blocks = _smooth_blocks(xs, weight, prior)
         out[finite] = blocks.smoothed
-        if EXTEND_SMOOTHING and data.shape[0] <= KEEP_POINTS:
+        # Kept when the next call can use it: a series shorter than a block (about 676 points at
+        # 0.6, 34k at 0.99) is one block, computed again whole anyway.
+        if EXTEND_SMOOTHING and data.shape[0] <= KEEP_POINTS and blocks.block == _block_length(weight):
             self._last = (weight, data.copy(), blocks)
         return out
 

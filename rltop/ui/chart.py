@@ -127,14 +127,18 @@ def draw_figure(
     from rltop.ui.plot_text import render_lines
 
     if not figure.empty:
-        size = max(10, width), max(5, height)
-        drawn = render_lines(figure, *size, palette, legend, SPAN_GLYPH, kept)
+        drawn = render_lines(figure, *plot_size(width, height), palette, legend, SPAN_GLYPH, kept)
         if drawn is not None:
             lines, key = drawn
             plain = "\n".join(line.plain for line in lines)
             return Drawing(lines, key, _canvas(plain, figure.xlim))
     text, canvas = render_figure(figure, width, height, palette, legend)
     return Drawing(lines_from_ansi(text), text, canvas)
+
+
+def plot_size(width: int, height: int) -> tuple[int, int]:
+    """The size a chart is drawn at: plotext's smallest, 10 x 5, at least."""
+    return max(10, width), max(5, height)
 
 
 def render_figure(
@@ -149,7 +153,7 @@ def render_figure(
 
     if figure.empty:
         return "", None
-    width, height = max(10, width), max(5, height)
+    width, height = plot_size(width, height)
     text = render_text(figure, width, height, palette, legend, SPAN_GLYPH)
     if text is None:
         text = plotext_text(figure, width, height, palette, legend)

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from rich.control import strip_control_codes
 from rich.text import Span, Text
 
 if TYPE_CHECKING:
@@ -50,6 +50,7 @@ RGB = tuple[int, int, int]
 SPACE = " "
 ROUND_UP = 10**8
 ROUND_DOWN = 10 ** (-8)  # (plotext's `round(n, 8)` multiplies back by this float, not 1e-8 written out)
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
 class _Signal:
@@ -79,7 +80,8 @@ def signals_of(figure: Figure, palette: Mapping[str, RGB], span_glyph: str) -> l
         for xs, ys in segment_arrays(threshold.x, threshold.y):
             signals.append(_Signal(xs, ys, "braille", palette[threshold.color], True))
     for marks in figure.marks:
-        signals.append(_Signal(marks.x, marks.y, marks.glyph, palette[marks.color], False))
+        x, y = np.asarray(marks.x, dtype=np.float64), np.asarray(marks.y, dtype=np.float64)
+        signals.append(_Signal(x, y, marks.glyph, palette[marks.color], False))
     return signals
 
 
@@ -199,7 +201,7 @@ class _Canvas:
         for row in range(self.height - 1, -1, -1):
             colors = self.colors[row]
             markers = self.markers[row].tolist()
-            edges = [0, *(np.flatnonzero(colors[1:] != colors[:-1]) + 1).tolist(), self.width]
+            edges = self._run_edges(colors)
             for begin, stop in zip(edges[:-1], edges[1:]):
                 out.append(codes[colors[begin]])
                 out.append("".join(markers[begin:stop]))
@@ -210,7 +212,8 @@ class _Canvas:
     def lines(self, ut, kept: dict | None = None) -> list[Text] | None:
         """The lines `lines_from_ansi` decodes `text` into, made from the cells: each row's runs of
         one colour as spans of the style Rich's decoder gives that colour's code, and the empty line
-        after the last newline (None: a colour or a character the decoder would treat otherwise).
+        after the last newline (None: a colour the decoder would treat otherwise, or a control
+        character in a cell).
 
         ``kept``: the lines of the last picture by their cells, replaced by this picture's: a row
         whose cells and colours are the ones of a row of the last picture is that row's line (the
@@ -233,9 +236,9 @@ class _Canvas:
             line = made.get(key) or (kept.get(key) if kept is not None else None)
             if line is None:
                 plain = "".join(markers.tolist())
-                if strip_control_codes(plain) != plain:
-                    return None
-                edges = [0, *(np.flatnonzero(colors[1:] != colors[:-1]) + 1).tolist(), self.width]
+                if len(plain) != self.width or _CONTROL.search(plain):
+                    return None  # (a NUL cell reads back empty; the decoder strips or obeys controls)
+                edges = self._run_edges(colors)
                 runs = colors[edges[:-1]].tolist()
                 spans = [
                     Span(begin, stop, style)
@@ -250,6 +253,10 @@ class _Canvas:
             kept.clear()
             kept.update(made)
         return out
+
+    def _run_edges(self, colors: np.ndarray) -> list[int]:
+        """Where a row's runs of one colour begin, and its end."""
+        return [0, *(np.flatnonzero(colors[1:] != colors[:-1]) + 1).tolist(), self.width]
 
     def key(self) -> tuple:
         """Equal for two canvases with the same cells in the same colours."""

@@ -312,11 +312,15 @@ def test_lines_are_decoded_from_the_text_where_the_cells_cannot_give_them(monkey
     from rltop.ui.ansi_text import lines_from_ansi
     from rltop.ui.chart import draw_figure
 
-    bell = _hand_figure(xticks=([20.0, 60.0], ["2\x070", "60"]))
-    assert plot_text.render_lines(bell, 60, 12, PALETTE, False, SPAN_GLYPH) is None
-    text, canvas = render_figure(bell, 60, 12, PALETTE, False)
-    drawing = draw_figure(bell, 60, 12, PALETTE, False)
-    assert (drawing.lines, drawing.key, drawing.canvas) == (lines_from_ansi(text), text, canvas)
+    for control in ("\x07", "\x1b", "\x1b[31m", "\n", "\x00", "\t", "\x7f"):
+        odd = _hand_figure(xticks=([20.0, 60.0], [f"2{control}0", "60"]))
+        assert plot_text.render_lines(odd, 60, 12, PALETTE, False, SPAN_GLYPH) is None, repr(control)
+        text, canvas = render_figure(odd, 60, 12, PALETTE, False)
+        drawing = draw_figure(odd, 60, 12, PALETTE, False)
+        assert (drawing.key, drawing.canvas) == (text, canvas)
+        decoded = lines_from_ansi(text)  # (a lone ESC: Rich's decoder, whose styles differ call to call)
+        assert [line.plain for line in drawing.lines] == [line.plain for line in decoded]
+        assert control == "\x1b" or drawing.lines == decoded
     legend = _hand_figure(traces=[Trace(np.array([1.0, 100.0]), np.array([0.0, 1.0]), "smooth", label="a")])
     assert draw_figure(legend, 60, 12, PALETTE, True).lines == lines_from_ansi(
         plotext_text(legend, 60, 12, PALETTE, True)
@@ -348,3 +352,15 @@ def test_lines_kept_from_the_last_drawing_are_the_lines_drawn_anew():
     recoloured = {**PALETTE, "smooth": (1, 2, 3)}
     lines, _ = plot_text.render_lines(figure, 94, 14, recoloured, False, SPAN_GLYPH, kept)
     assert lines == plot_text.render_lines(figure, 94, 14, recoloured, False, SPAN_GLYPH)[0]
+
+
+def test_marks_of_any_float_type_land_where_plotext_puts_them():
+    """The cells of every signal are found together in float64: marks given as float16 or float32
+    land where plotext (Python floats) puts them."""
+    for dtype in (np.float16, np.float32):
+        marks = Marks(np.array([5.0, 33.3, 77.7], dtype=dtype), np.array([1.2, 0.5, -1.2], dtype=dtype),
+                      "↑", "raw", "clipped-high")  # fmt: skip
+        figure = _hand_figure(marks=[marks], spans=[Span(10.0, 30.0, "warn")])
+        for width, height in SIZES:
+            fast, reference = _both(figure, width, height)
+            assert fast == reference, (dtype, width, height)

@@ -306,7 +306,8 @@ class _Follower:
                 cost = time.thread_time() - started
                 interval = min(max(NATIVE_SWEEP, cost / SWEEP_BUDGET), MAX_NATIVE_SWEEP)
                 next_poll = now + interval
-                if rescan:  # (pushed back at every sweep, a sweep more often than MIN_RESCAN never listed)
+                if rescan:  # only a sweep that listed pushes the next listing back (else a sweep
+                    # more often than MIN_RESCAN would push it back forever and never list)
                     next_rescan = now + max(interval, MIN_RESCAN)
 
     def _cycle(self, rescan: bool, poll: bool) -> None:

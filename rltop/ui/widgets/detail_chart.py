@@ -117,7 +117,7 @@ class DetailChart(KeptComponentStyles, Widget):
         drawing and band is the same picture."""
         self._strips: tuple[Picture, tuple, list[Strip]] | None = None
         """(picture, what else the strips depend on, the strips Textual made of it)."""
-        self._kept_lines: dict = {}
+        self._kept_rows: dict = {}
         """The last drawing's lines by their cells: a new point redraws a few rows of a long series."""
         self._memo = FigureMemo()
         """The shown run's smoothed curves, extended at each new point of a live run."""
@@ -270,7 +270,7 @@ class DetailChart(KeptComponentStyles, Widget):
         columns = max(10, 2 * width)  # braille: two dots per cell
         figure = build_figure(data.main, data.others, data.options, columns, data.band, data.spans,
                               data.members, self.TICKS, self._memo)  # fmt: skip
-        drawing = draw_figure(figure, width, height, self.palette(), data.legend, self._kept_lines)
+        drawing = draw_figure(figure, width, height, self.palette(), data.legend, self._kept_rows)
         canvas = drawing.canvas
         self.figure, self.canvas = figure, canvas
         cells = tuple(band_cells(figure, canvas)) if canvas is not None and figure.areas else ()

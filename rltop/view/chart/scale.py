@@ -110,10 +110,11 @@ def robust_limits(values: np.ndarray, ignore_outliers: bool) -> tuple[float, flo
     if ignore_outliers and finite.size >= MIN_ROBUST_POINTS:
         # Nearest ranks, inward: interpolating would let one spike among 100 points pull the edge
         # to 1 % of its height (a 1.6e6 value-loss spike over values near 1: a y axis to 16 000).
-        # Both found by one partition of the copy `finite` already is.
+        # Both found by one partition of the copy `finite` already is. (A zero edge comes out as
+        # +0.0: which of equal zeros lands at a rank is the partition's choice.)
         low, high = _outlier_ranks(finite.size)
         finite.partition((low, high))
-        return float(finite[low]), float(finite[high])
+        return float(finite[low]) + 0.0, float(finite[high]) + 0.0
     return float(finite.min()), float(finite.max())
 
 
@@ -128,8 +129,7 @@ class GrowingLimits:
     """`robust_limits` of an array that grows at its end, call after call (a live chart's values):
     its finite values are kept sorted and the new ones inserted, so the edges are read at their
     ranks instead of partitioning the whole array again (`KEEP_RANKS`; up to `KEEP_POINTS`
-    values). The same floats as `robust_limits`: an edge that lands on a zero, whose sign a
-    partition leaves to chance among equal zeros, is found by the partition."""
+    values). The same floats as `robust_limits`."""
 
     def __init__(self) -> None:
         self._last: tuple[np.ndarray, np.ndarray | None] | None = None
@@ -155,10 +155,8 @@ class GrowingLimits:
         self._last = (data.copy(), ranked)
         if ranked.size < MIN_ROBUST_POINTS:
             return robust_limits(data, ignore_outliers)
-        low, high = (float(ranked[rank]) for rank in _outlier_ranks(ranked.size))
-        if low == 0.0 or high == 0.0:
-            return robust_limits(data, ignore_outliers)
-        return low, high
+        low, high = _outlier_ranks(ranked.size)
+        return float(ranked[low]) + 0.0, float(ranked[high]) + 0.0
 
 
 def padded(low: float, high: float) -> tuple[float, float]:
