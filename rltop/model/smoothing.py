@@ -44,22 +44,32 @@ def ema_debiased(values: np.ndarray, weight: float = 0.6) -> np.ndarray:
     ``weight`` is clamped to [0, 0.999]; 0 returns the values unchanged. NaN and ±inf stay where
     they are and are skipped by the average.
     """
+    return _debiased(values, weight, None)[0]
+
+
+_Kept = tuple[float, np.ndarray, "_Blocks"]
+"""(weight, the values smoothed, their finite values' blocks): what extends a smoothing."""
+
+
+def _debiased(values: np.ndarray, weight: float, last: _Kept | None) -> tuple[np.ndarray, _Kept | None]:
+    """`ema_debiased`'s result, and what the next call could extend it from (None: nothing, the
+    values were empty, constant or not smoothed); ``last``: such a thing from an earlier call,
+    used when ``values`` begin with its values and the weight is the same."""
     data = np.asarray(values, dtype=np.float64)
     out = data.copy()
     weight = min(max(float(weight), 0.0), MAX_WEIGHT)
     if data.size == 0 or weight == 0.0:
-        return out
+        return out, None
     finite = np.isfinite(data)
     xs = data[finite]
     if xs.size == 0 or bool(np.all(xs == xs[0])):
-        return out
-    out[finite] = _smooth_finite(xs, weight)
-    return out
-
-
-def _smooth_finite(xs: np.ndarray, weight: float) -> np.ndarray:
-    """Debiased EMA of an all-finite array."""
-    return _smooth_blocks(xs, weight, None).smoothed
+        return out, None
+    prior = None
+    if last is not None and last[0] == weight and starts_with(data, last[1]):
+        prior = last[2]  # (the same values first: the same finite values first)
+    blocks = _smooth_blocks(xs, weight, prior)
+    out[finite] = blocks.smoothed
+    return out, (weight, data, blocks)
 
 
 @dataclass
@@ -129,30 +139,18 @@ class GrowingEma:
     `KEEP_POINTS` values). The result is `ema_debiased`'s, bit for bit, whatever the values."""
 
     def __init__(self) -> None:
-        self._last: tuple[float, np.ndarray, _Blocks] | None = None
-        """(weight, the values smoothed, their finite values' blocks)."""
+        self._last: _Kept | None = None
 
     def smooth(self, values: np.ndarray, weight: float = 0.6) -> np.ndarray:
         """``ema_debiased(values, weight)``."""
-        data = np.asarray(values, dtype=np.float64)
-        weight = min(max(float(weight), 0.0), MAX_WEIGHT)
         last, self._last = self._last, None
-        out = data.copy()
-        if data.size == 0 or weight == 0.0:
-            return out
-        finite = np.isfinite(data)
-        xs = data[finite]
-        if xs.size == 0 or bool(np.all(xs == xs[0])):
-            return out
-        prior = None
-        if EXTEND_SMOOTHING and last is not None and last[0] == weight and starts_with(data, last[1]):
-            prior = last[2]  # (the same values first: the same finite values first)
-        blocks = _smooth_blocks(xs, weight, prior)
-        out[finite] = blocks.smoothed
+        out, made = _debiased(values, weight, last if EXTEND_SMOOTHING else None)
         # Kept when the next call can use it: a series shorter than a block (about 676 points at
         # 0.6, 34k at 0.99) is one block, computed again whole anyway.
-        if EXTEND_SMOOTHING and data.shape[0] <= KEEP_POINTS and blocks.block == _block_length(weight):
-            self._last = (weight, data.copy(), blocks)
+        if EXTEND_SMOOTHING and made is not None:
+            kept_weight, data, blocks = made
+            if data.shape[0] <= KEEP_POINTS and blocks.block == _block_length(kept_weight):
+                self._last = (kept_weight, data.copy(), blocks)
         return out
 
 
