@@ -19,12 +19,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from rich.text import Text
 
-from rltop.ui.ansi_text import lines_from_ansi
 from rltop.view.chart.data import Figure
+
+if TYPE_CHECKING:  # Rich only where lines are made: this module loads no screen library
+    from rich.text import Text
 
 RGB = tuple[int, int, int]
 SPAN_GLYPH = "▁"
@@ -124,6 +126,7 @@ def draw_figure(
     drawn cells where `rltop.ui.plot_text` draws the figure, decoded from plotext's text otherwise.
     ``kept``: the last drawing's lines by their cells, for a chart drawn again and again (a line the
     same as one of them is that one: lines must not be changed)."""
+    from rltop.ui.ansi_text import lines_from_ansi
     from rltop.ui.plot_text import render_lines
 
     if not figure.empty:
