@@ -218,8 +218,7 @@ class DetailChart(KeptComponentStyles, Widget):
                 picture.text if column is None else self._with_cursor(picture.text, column)
             )
         strips = list(kept[2])
-        rows = zip(lines[: len(strips)], before)
-        changed = [y for y, (line, old) in enumerate(rows) if line is not old and line != old]
+        changed = [y for y in self._changed_rows(picture, kept[0]) or [] if y < len(strips)]
         direct = draws_run_by_run(self)
         rest = []
         for y in changed:

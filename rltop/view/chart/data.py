@@ -14,7 +14,7 @@ palette. Long series are downsampled per column keeping each column's extremes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,6 +40,8 @@ from rltop.view.chart.scale import (
 XRange = tuple[float, float]
 THRESHOLD_REACH = 0.35
 """A threshold line within this share of the data's range of it is brought into view."""
+Smoothing = Callable[[np.ndarray, float], np.ndarray]
+"""`ema_debiased`, or a chart's `GrowingEma.smooth` (the same values)."""
 LINE_LEVELS = {"warn_low": "warn", "warn_high": "warn", "crit_low": "crit", "crit_high": "crit"}
 
 
@@ -206,12 +208,12 @@ class _Shown:
 
 
 def _shown(
-    overlay: Overlay, mode: str, weight: float, low: float, high: float, ema: GrowingEma | None = None
+    overlay: Overlay, mode: str, weight: float, low: float, high: float, smooth: Smoothing = ema_debiased
 ) -> _Shown:
     xs = x_values(overlay.series, mode)
     first, last = int(np.searchsorted(xs, low, side="left")), int(np.searchsorted(xs, high, side="right"))
-    smooth = (ema_debiased if ema is None else ema.smooth)(overlay.series.values, weight)[first:last]
-    return _Shown(overlay, xs[first:last], overlay.series.values[first:last], smooth, int(first))
+    curve = smooth(overlay.series.values, weight)[first:last]
+    return _Shown(overlay, xs[first:last], overlay.series.values[first:last], curve, int(first))
 
 
 def build_figure(
@@ -240,7 +242,7 @@ def build_figure(
         return Figure(x_mode=mode)
     low, high = shown_range
     weight = options.smoothing
-    shown_main = _shown(main, mode, weight, low, high, memo.curve if memo is not None else None)
+    shown_main = _shown(main, mode, weight, low, high, ema_debiased if memo is None else memo.curve.smooth)
     shown_others = [_shown(o, mode, weight, low, high) for o in others]
     figure = Figure(x_mode=mode)
     figure.cut = [
@@ -281,7 +283,7 @@ def build_figure(
         figure.traces.append(_line(shown, scale, columns, figure, label, "line"))
     if not group_view:
         if figure.clipped:
-            held = memo.held if memo is not None else None
+            held = ema_debiased if memo is None else memo.held.smooth
             shown_main = _smoothed_within(shown_main, scale, weight, figure.ylim, held)
         own = _line(shown_main, scale, columns, figure, main.label if others else None, "line")
         figure.traces.append(own)
@@ -297,7 +299,7 @@ def build_figure(
 
 
 def _smoothed_within(
-    shown: _Shown, scale: YScale, weight: float, ylim: tuple[float, float], ema: GrowingEma | None = None
+    shown: _Shown, scale: YScale, weight: float, ylim: tuple[float, float], smooth: Smoothing = ema_debiased
 ) -> _Shown:
     """``shown`` with its smoothed curve computed from the values as drawn: a point off the chart
     counts at the edge it is marked at (``↑``/``↓``), not at its own height.
@@ -315,9 +317,9 @@ def _smoothed_within(
         return shown
     edges = scale.inverse(np.array([ylim[0], ylim[1]]))
     held = np.where(high, edges[1], np.where(low, edges[0], values))
-    smooth = (ema_debiased if ema is None else ema.smooth)(held, weight)
+    curve = smooth(held, weight)
     end = shown.start + len(shown.x)
-    return _Shown(shown.overlay, shown.x, shown.values, smooth[shown.start : end], shown.start)
+    return _Shown(shown.overlay, shown.x, shown.values, curve[shown.start : end], shown.start)
 
 
 def _with_thresholds(
